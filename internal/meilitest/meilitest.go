@@ -1,0 +1,101 @@
+// Package meilitest gives tests a fresh index on the real Meilisearch server
+// named by MEILI_URL (and MEILI_API_KEY). When AGENTFINDER_REQUIRE_MEILI=1, as
+// `make test` sets it, a missing or unhealthy server fails the test instead of
+// skipping it. There is no fake: tests talk to a real Meilisearch.
+package meilitest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/internal/meili"
+)
+
+// Server describes the Meilisearch a test runs against.
+type Server struct {
+	URL    string
+	APIKey string
+	Client meilisearch.ServiceManager
+}
+
+// Required reports whether the environment demands a real Meilisearch.
+func Required() bool { return os.Getenv("AGENTFINDER_REQUIRE_MEILI") == "1" }
+
+// Connect returns the server from the environment. Without MEILI_URL it skips
+// the test, or fails it when Required. It fails when the server is not healthy.
+func Connect(t testing.TB) *Server {
+	t.Helper()
+	url := os.Getenv("MEILI_URL")
+	if url == "" {
+		if Required() {
+			t.Fatal("meilitest: AGENTFINDER_REQUIRE_MEILI=1 but MEILI_URL is not set")
+		}
+		t.Skip("meilitest: MEILI_URL not set; run `make test` for a real Meilisearch")
+	}
+	key := os.Getenv("MEILI_API_KEY")
+	c := meili.New(url, key)
+	if !c.IsHealthy() {
+		t.Fatalf("meilitest: Meilisearch at %s is not healthy", url)
+	}
+	return &Server{URL: url, APIKey: key, Client: c}
+}
+
+// NewIndexName returns a unique index name with the given prefix.
+func NewIndexName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	if prefix == "" {
+		prefix = "test"
+	}
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// Index creates a fresh, empty index with primary key "id" and deletes it when
+// the test ends. It returns the server and the index name.
+func Index(t testing.TB, prefix string) (*Server, string) {
+	t.Helper()
+	s := Connect(t)
+	name := NewIndexName(prefix)
+	task, err := s.Client.CreateIndex(&meilisearch.IndexConfig{Uid: name, PrimaryKey: "id"})
+	if err != nil {
+		t.Fatalf("meilitest: create index %s: %v", name, err)
+	}
+	if err := Wait(s.Client, task.TaskUID); err != nil {
+		t.Fatalf("meilitest: create index %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if task, err := s.Client.DeleteIndex(name); err == nil {
+			_ = Wait(s.Client, task.TaskUID)
+		}
+	})
+	return s, name
+}
+
+// Wait waits for a Meilisearch task and returns an error if it failed.
+func Wait(c meilisearch.ServiceManager, uid int64) error {
+	t, err := c.WaitForTask(uid, 10*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	if t.Status != meilisearch.TaskStatusSucceeded {
+		return &TaskError{UID: uid, Status: string(t.Status), Code: t.Error.Code, Message: t.Error.Message}
+	}
+	return nil
+}
+
+// TaskError is a Meilisearch task that did not succeed.
+type TaskError struct {
+	UID     int64
+	Status  string
+	Code    string
+	Message string
+}
+
+func (e *TaskError) Error() string {
+	return "meilisearch task " + e.Status + ": " + e.Code + ": " + e.Message
+}

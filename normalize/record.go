@@ -1,0 +1,170 @@
+// Package normalize owns the shared record of Agent Finder and the rules that
+// turn any ai-catalog.json manifest, and the artifact documents its entries
+// point to (A2A agent cards, MCP server.json, ADP agent cards, HAIDIP and xu
+// agent metadata), into that record. It is pure: no I/O, no clocks it does
+// not get from its caller, and it imports nothing of ours.
+package normalize
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Record is the one document Agent Finder keeps per catalog entry identifier,
+// whatever artifact the entry describes. JSON names are camelCase, as in the
+// manifest, so a record is the catalog entry plus fields of our own.
+type Record struct {
+	// Entry fields, kept as published (after canonicalization of spellings).
+	Identifier            string          `json:"identifier"`
+	DisplayName           string          `json:"displayName"`
+	Type                  string          `json:"type"`
+	URL                   string          `json:"url,omitempty"`
+	Data                  json.RawMessage `json:"data,omitempty"`
+	Description           string          `json:"description,omitempty"`
+	Tags                  []string        `json:"tags,omitempty"`
+	Capabilities          []string        `json:"capabilities,omitempty"`
+	RepresentativeQueries []string        `json:"representativeQueries,omitempty"`
+	Version               string          `json:"version,omitempty"`
+	UpdatedAt             string          `json:"updatedAt,omitempty"`
+	Metadata              map[string]any  `json:"metadata,omitempty"`
+	TrustManifest         json.RawMessage `json:"trustManifest,omitempty"`
+
+	// Derived for search.
+	Examples          []string  `json:"examples,omitempty"`     // xu examples, A2A skill examples, ADP tool descriptions
+	Bindings          []Binding `json:"bindings,omitempty"`     // protocol + endpoint
+	Skills            []string  `json:"skills,omitempty"`       // hierarchical skill tags with their parents ("travel/flights", "travel")
+	SkillNames        []string  `json:"skillNames,omitempty"`   // A2A skill names, MCP tool names, ADP tool names
+	Protocols         []string  `json:"protocols,omitempty"`    // a2a, mcp, adp, haidip, ...
+	Publisher         string    `json:"publisher,omitempty"`    // the domain in the URN, lower-case
+	PublisherVerified bool      `json:"publisherVerified"`      // manifest fetched from that domain or a subdomain
+	Compliance        []string  `json:"compliance,omitempty"`   // "soc2-type2", "soc2", "hipaa", ...
+	Host              *HostInfo `json:"host,omitempty"`         // the catalog's host info
+	Status            string    `json:"status,omitempty"`       // active (default), deprecated, ... ; "stale" is set by ingest
+	ExpiresAt         string    `json:"expiresAt,omitempty"`    // RFC 3339
+	Seq               int64     `json:"seq,omitempty"`          // ADP sequence number, orders updates
+	Variants          []string  `json:"variants,omitempty"`     // spellings seen: "mediaType", "inline", "urn:air", "mcp-server-card", "a2a-v0.3", ...
+	ArtifactType      string    `json:"artifactType,omitempty"` // the type as published before canonicalization, when it differed
+
+	// Provenance.
+	Source      Source    `json:"source"`
+	IndexedAt   time.Time `json:"indexedAt,omitempty"`
+	ContentHash string    `json:"contentHash,omitempty"` // hash of the published content, independent of key order
+}
+
+// Binding is one way to reach an artifact: a protocol and an endpoint.
+type Binding struct {
+	Protocol  string `json:"protocol"`            // a2a, mcp, adp, http, ...
+	URL       string `json:"url,omitempty"`       // endpoint
+	Transport string `json:"transport,omitempty"` // JSONRPC, GRPC, HTTP+JSON, streamable-http, sse, stdio, ...
+	Package   string `json:"package,omitempty"`   // for MCP packages: registry/name@version
+}
+
+// HostInfo describes the operator of a catalog (Agent Finder §4.3).
+type HostInfo struct {
+	DisplayName      string `json:"displayName,omitempty"`
+	Identifier       string `json:"identifier,omitempty"`
+	DocumentationURL string `json:"documentationUrl,omitempty"`
+}
+
+// Source records where a record came from.
+type Source struct {
+	Catalog   string    `json:"catalog"`        // URL of the catalog document that listed the entry
+	Via       string    `json:"via,omitempty"`  // one of the Via* constants
+	Path      []string  `json:"path,omitempty"` // chain of catalog URLs (and inline bundle identifiers) that led here, outermost first
+	FetchedAt time.Time `json:"fetchedAt,omitempty"`
+}
+
+// How a catalog was found.
+const (
+	ViaWellKnown  = "wellknown"
+	ViaAgentmap   = "agentmap"
+	ViaLinkTag    = "linktag"
+	ViaDNS        = "dns"
+	ViaSeed       = "seed"
+	ViaCollection = "collection"
+	ViaNested     = "nested"
+)
+
+// Severity of a Problem.
+type Severity string
+
+// Severities.
+const (
+	SeverityError   Severity = "error"   // the entry (or document) was dropped
+	SeverityWarning Severity = "warning" // kept, but something is off
+)
+
+// Problem is one thing wrong with a document, located by a JSON path such as
+// "entries[3].identifier". Problems travel next to the good records; they
+// never discard a catalog's valid entries.
+type Problem struct {
+	Path     string   `json:"path"`
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+// Problem codes. Use these names exactly; they are part of the CLI's and the
+// crawl report's contract.
+const (
+	CodeInvalidJSON         = "invalid_json"
+	CodeNotAnObject         = "not_an_object"
+	CodeMissingField        = "missing_field"
+	CodeInvalidIdentifier   = "invalid_identifier"
+	CodeURLAndData          = "url_and_data"
+	CodeNoContent           = "no_content"
+	CodeInvalidURL          = "invalid_url"
+	CodeInvalidType         = "invalid_type"
+	CodeDuplicateIdentifier = "duplicate_identifier"
+	CodeDepthExceeded       = "depth_exceeded"
+	CodeDeprecatedField     = "deprecated_field"
+	CodePublisherUnverified = "publisher_unverified"
+	CodeTrustDomainMismatch = "trust_domain_mismatch"
+	CodeConflict            = "conflict"         // ingest: a losing write when two catalogs publish one identifier
+	CodeInvalidArtifact     = "invalid_artifact" // an artifact document could not be used to enrich its entry
+	CodeUnexpectedMediaType = "unexpected_media_type"
+)
+
+// Link is a catalog to fetch next: an entry of type application/ai-catalog+json
+// given by url, or a collections[].url.
+type Link struct {
+	URL  string   `json:"url"`
+	Via  string   `json:"via"`            // ViaCollection or ViaNested
+	Path []string `json:"path,omitempty"` // chain of catalogs that led to the link, outermost first
+	From string   `json:"from,omitempty"` // JSON path in the document that named it
+}
+
+// Artifact is an entry whose url points to an artifact type normalize can map
+// (A2A card, MCP server.json, ADP card, ...): fetching it enriches the record.
+type Artifact struct {
+	Identifier string `json:"identifier"`
+	URL        string `json:"url"`
+	Type       string `json:"type"` // canonical media type
+}
+
+// FetchStatus is the outcome of fetching one catalog.
+type FetchStatus string
+
+// Fetch outcomes. Only StatusOK may delete records a catalog no longer lists.
+const (
+	StatusOK          FetchStatus = "ok"
+	StatusNotModified FetchStatus = "not_modified"
+	StatusFailed      FetchStatus = "failed"
+)
+
+// CatalogResult is what one catalog fetch produced: the unit the crawler hands
+// to its sink and ingest applies to the index.
+type CatalogResult struct {
+	Catalog    string        `json:"catalog"`        // final URL the catalog was fetched from
+	Via        string        `json:"via"`            // how it was found
+	Path       []string      `json:"path,omitempty"` // chain of catalogs that led to it (excluding itself)
+	Status     FetchStatus   `json:"status"`
+	Reason     string        `json:"reason,omitempty"` // for StatusFailed: timeout, http_status, too_large, not_json, ...
+	Error      string        `json:"error,omitempty"`  // human detail for StatusFailed
+	FetchedAt  time.Time     `json:"fetchedAt"`
+	MaxAge     time.Duration `json:"maxAge,omitempty"` // refresh hint from Cache-Control max-age / ttl; 0 if none
+	Records    []Record      `json:"records,omitempty"`
+	Problems   []Problem     `json:"problems,omitempty"`
+	Links      []Link        `json:"links,omitempty"`
+	Registries []Record      `json:"registries,omitempty"` // entries of type application/ai-registry (also in Records)
+}
