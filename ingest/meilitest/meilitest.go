@@ -13,7 +13,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
-	"github.com/agentfinder/agentfinder/internal/meili"
+	"github.com/agentfinder/agentfinder/ingest/meili"
 )
 
 // Server describes the Meilisearch a test runs against.
