@@ -1,0 +1,102 @@
+package normalize
+
+import (
+	"strings"
+	"time"
+)
+
+// Document is a Record as stored in the Meilisearch index: the record's own
+// fields plus the few fields the index needs for keys, filters and sorting.
+// ingest writes Documents; searchapi reads them. Field names here are the
+// index schema: filters and sorts refer to them.
+type Document struct {
+	Record
+
+	// ID is the Meilisearch primary key: DocID(Identifier).
+	ID string `json:"id"`
+	// Stale is set by ingest when the record's catalog kept failing or aged
+	// out; searches leave stale records out by default.
+	Stale bool `json:"stale"`
+	// PublisherNames holds what the publisher filter matches, lower-case: the
+	// URN publisher domain, the host identifier and the host display name.
+	PublisherNames []string `json:"publisherNames,omitempty"`
+	// SourceCatalog is Source.Catalog, flattened for filtering by catalog.
+	SourceCatalog string `json:"sourceCatalog,omitempty"`
+	// UpdatedAtTs, IndexedAtTs and ExpiresAtTs are Unix seconds for sorting
+	// and filtering (0 when unknown; ExpiresAtTs 0 means never expires).
+	UpdatedAtTs int64 `json:"updatedAtTs"`
+	IndexedAtTs int64 `json:"indexedAtTs"`
+	ExpiresAtTs int64 `json:"expiresAtTs"`
+	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
+	// list of vectors, or nil to opt out). Empty when no embedder is configured.
+	Vectors map[string]any `json:"_vectors,omitempty"`
+}
+
+// Index field names used in filters and sorts, shared by ingest (settings)
+// and searchapi (queries).
+const (
+	FieldID                = "id"
+	FieldIdentifier        = "identifier"
+	FieldDisplayName       = "displayName"
+	FieldType              = "type"
+	FieldTags              = "tags"
+	FieldSkills            = "skills"
+	FieldCapabilities      = "capabilities"
+	FieldProtocols         = "protocols"
+	FieldCompliance        = "compliance"
+	FieldPublisher         = "publisher"
+	FieldPublisherNames    = "publisherNames"
+	FieldPublisherVerified = "publisherVerified"
+	FieldStatus            = "status"
+	FieldStale             = "stale"
+	FieldSourceCatalog     = "sourceCatalog"
+	FieldUpdatedAtTs       = "updatedAtTs"
+	FieldIndexedAtTs       = "indexedAtTs"
+	FieldExpiresAtTs       = "expiresAtTs"
+	FieldContentHash       = "contentHash"
+)
+
+// NewDocument builds the index document for rec, indexed at now.
+func NewDocument(rec Record, now time.Time) Document {
+	rec.IndexedAt = now.UTC()
+	d := Document{
+		Record:        rec,
+		ID:            DocID(rec.Identifier),
+		SourceCatalog: rec.Source.Catalog,
+		IndexedAtTs:   now.Unix(),
+	}
+	seen := map[string]bool{}
+	add := func(s string) {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s != "" && !seen[s] {
+			seen[s] = true
+			d.PublisherNames = append(d.PublisherNames, s)
+		}
+	}
+	add(rec.Publisher)
+	if rec.Host != nil {
+		add(rec.Host.Identifier)
+		add(rec.Host.DisplayName)
+	}
+	if t, ok := parseTime(rec.UpdatedAt); ok {
+		d.UpdatedAtTs = t.Unix()
+	}
+	if t, ok := parseTime(rec.ExpiresAt); ok {
+		d.ExpiresAtTs = t.Unix()
+	}
+	return d
+}
+
+// parseTime reads the timestamp spellings seen in catalogs.
+func parseTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
