@@ -1,0 +1,84 @@
+// Package federation is Agent Finder's client to upstream registries (Agent
+// Finder §8): the registry book (configured, crawled and DNS-learned
+// registries), fan-out with deadlines, reciprocal rank fusion, deduplication,
+// loop prevention and referrals. It imports normalize only; searchapi calls it.
+package federation
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Mode is the client's federation choice.
+type Mode string
+
+// Federation modes (§8). ParseMode also accepts "referral".
+const (
+	ModeAuto      Mode = "auto"
+	ModeReferrals Mode = "referrals"
+	ModeNone      Mode = "none"
+)
+
+// Query is a search as this registry understood it; it is what is forwarded
+// to upstream registries.
+type Query struct {
+	Text       string              `json:"text"`
+	Type       []string            `json:"type,omitempty"`
+	Compliance []string            `json:"compliance,omitempty"`
+	Publisher  []string            `json:"publisher,omitempty"`
+	Filter     map[string][]string `json:"filter,omitempty"` // other ARD-style filters (tags, ...): OR within a key, AND across keys
+	PageSize   int                 `json:"pageSize"`
+}
+
+// Hit is one search result from any source.
+type Hit struct {
+	// Identifier is the entry's identifier (the dedupe key).
+	Identifier string
+	// Entry is the result object as it will be returned to the client: the
+	// published entry fields plus "score" and "source" and our extensions.
+	Entry map[string]json.RawMessage
+	// Score is the source's score (0-100 locally; anything upstream).
+	Score float64
+	// Source is the registry that supplied the hit (its public URL or label).
+	Source string
+	// Verified reports a verified publisher.
+	Verified bool
+	// Local is true for hits from this registry's own index.
+	Local bool
+	// OriginService and ReceivedAt are provenance for upstream hits.
+	OriginService string
+	ReceivedAt    time.Time
+}
+
+// LocalSearch runs the query against this registry's own index. pageToken is
+// the local part of a continuation ("" for the first page); next is "" when
+// there are no more local results.
+type LocalSearch func(ctx context.Context, q Query, pageToken string) (hits []Hit, next string, err error)
+
+// Outcome of one upstream in one search.
+type Outcome struct {
+	Registry  string `json:"registry"`        // search endpoint URL
+	Status    string `json:"status"`          // ok, timeout, error, skipped
+	Results   int    `json:"results"`         // hits received
+	LatencyMS int64  `json:"latencyMs"`       // time spent
+	Error     string `json:"error,omitempty"` // short reason for error/skipped
+}
+
+// Response is a federated answer.
+type Response struct {
+	Results   []Hit
+	Referrals []json.RawMessage // catalog entries of type application/ai-registry
+	Upstreams []Outcome
+	PageToken string // opaque continuation for every source, "" when done
+}
+
+// Searcher is what searchapi needs from federation.
+type Searcher interface {
+	// Search answers q in the given mode (never ModeNone: searchapi answers that
+	// alone). via lists the registries the request already passed through
+	// (from the incoming Via header), for loop detection. local is called
+	// exactly once. Upstream failures never fail the search; only an error of
+	// local does.
+	Search(ctx context.Context, mode Mode, q Query, pageToken string, via []string, local LocalSearch) (Response, error)
+}
