@@ -7,6 +7,8 @@ package federation
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -82,3 +84,35 @@ type Searcher interface {
 	// local does.
 	Search(ctx context.Context, mode Mode, q Query, pageToken string, via []string, local LocalSearch) (Response, error)
 }
+
+// ErrInvalidMode is returned by ParseMode for a federation value other than
+// auto, referrals (or referral) and none; searchapi answers it with 400.
+var ErrInvalidMode = errors.New("federation must be auto, referrals or none")
+
+// ErrInvalidPageToken is returned by Search when pageToken was not issued by
+// this registry (bad signature, wrong key, another query, garbled);
+// searchapi answers it with 400 invalid_request.
+var ErrInvalidPageToken = errors.New("invalid page token")
+
+// ParseMode parses the client's federation value: "" means auto, "referral"
+// is accepted for referrals, matching is case-insensitive. Anything else is
+// ErrInvalidMode.
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return ModeAuto, nil
+	case "referrals", "referral":
+		return ModeReferrals, nil
+	case "none":
+		return ModeNone, nil
+	}
+	return "", ErrInvalidMode
+}
+
+// Outcome statuses.
+const (
+	StatusOK      = "ok"
+	StatusTimeout = "timeout"
+	StatusError   = "error"
+	StatusSkipped = "skipped"
+)
