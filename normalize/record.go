@@ -28,6 +28,9 @@ type Record struct {
 	UpdatedAt             string          `json:"updatedAt,omitempty"`
 	Metadata              map[string]any  `json:"metadata,omitempty"`
 	TrustManifest         json.RawMessage `json:"trustManifest,omitempty"`
+	// Extra holds the entry's members normalize does not know ("@context",
+	// "pay:price", ...), as published, so a relay does not drop them. Never trusted.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 
 	// Derived for search.
 	Examples          []string  `json:"examples,omitempty"`     // xu examples, A2A skill examples, ADP tool descriptions
@@ -168,3 +171,10 @@ type CatalogResult struct {
 	Links      []Link        `json:"links,omitempty"`
 	Registries []Record      `json:"registries,omitempty"` // entries of type application/ai-registry (also in Records)
 }
+
+// Problem codes added by the normalize implementation.
+const (
+	CodeTypeMismatch     = "type_mismatch"      // warning: type and mediaType name different types; type is used
+	CodeInvalidMediaType = "invalid_media_type" // warning: the type is not a type/subtype media type
+	CodeInvalidTimestamp = "invalid_timestamp"  // warning: a timestamp is not ISO 8601
+)

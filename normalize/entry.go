@@ -1,0 +1,361 @@
+package normalize
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// entryKeys are the catalog entry members normalize reads; others go to
+// Record.Extra.
+var entryKeys = map[string]bool{
+	"identifier": true, "displayName": true, "type": true, "mediaType": true,
+	"url": true, "data": true, "inline": true, "description": true, "tags": true,
+	"capabilities": true, "representativeQueries": true, "version": true,
+	"updatedAt": true, "metadata": true, "trustManifest": true,
+}
+
+// entry validates one catalog entry at path and, when it has no error, adds
+// its record (and, for an inline catalog, its children's).
+func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []string, host *HostInfo) {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil || f == nil {
+		p.problem(path, CodeInvalidType, SeverityError, "entry is a JSON %s, want an object", jsonKind(raw))
+		return
+	}
+	bad := false
+	fail := func(field, code, format string, args ...any) {
+		bad = true
+		p.problem(path+field, code, SeverityError, format, args...)
+	}
+	warn := func(field, code, format string, args ...any) {
+		p.problem(path+field, code, SeverityWarning, format, args...)
+	}
+	var rec Record
+
+	// identifier
+	var ident Identifier
+	switch s, st := str(f, "identifier"); st {
+	case stAbsent:
+		fail(".identifier", CodeMissingField, "identifier is missing")
+	case stWrongType:
+		fail(".identifier", CodeInvalidType, "identifier is a JSON %s, want a string", jsonKind(f["identifier"]))
+	default:
+		rec.Identifier = s
+		var reason string
+		var ok bool
+		if ident, reason, ok = ParseIdentifier(s); !ok {
+			fail(".identifier", CodeInvalidIdentifier, "%s: %s", quoteShort(s), reason)
+		} else if ident.NID == "air" {
+			rec.Variants = append(rec.Variants, "urn:air")
+		}
+	}
+
+	// type, or mediaType (the base ai-catalog spelling)
+	published := ""
+	t, tst := str(f, "type")
+	mt, mst := str(f, "mediaType")
+	switch {
+	case tst == stWrongType:
+		fail(".type", CodeInvalidType, "type is a JSON %s, want a string", jsonKind(f["type"]))
+	case tst == stOK && strings.TrimSpace(t) != "":
+		published = t
+		if mst == stOK {
+			rec.Variants = append(rec.Variants, "type+mediaType")
+			if !SameType(t, mt) {
+				warn(".mediaType", CodeTypeMismatch, "mediaType %s differs from type %s; type is used", quoteShort(mt), quoteShort(t))
+			}
+		}
+	case mst == stWrongType:
+		fail(".mediaType", CodeInvalidType, "mediaType is a JSON %s, want a string", jsonKind(f["mediaType"]))
+	case mst == stOK && strings.TrimSpace(mt) != "":
+		published = mt
+		rec.Variants = append(rec.Variants, "mediaType")
+	default:
+		fail(".type", CodeMissingField, "type is missing (neither type nor mediaType is given)")
+	}
+	if published != "" {
+		rec.Type = CanonicalType(published)
+		if strings.TrimSpace(published) != rec.Type {
+			rec.ArtifactType = published
+			if b := baseType(published); b != rec.Type {
+				rec.Variants = append(rec.Variants, strings.TrimPrefix(b, "application/"))
+			}
+		}
+		if !validMediaType(published) {
+			warn(typeField(tst), CodeInvalidMediaType, "%s is not a media type (type/subtype)", quoteShort(published))
+		}
+	}
+
+	// exactly one of url and data (or the deprecated inline)
+	dataKey := "data"
+	data, hasData := present(f, "data")
+	if inline, ok := present(f, "inline"); ok {
+		warn(".inline", CodeDeprecatedField, "inline is deprecated; use data")
+		if !hasData {
+			data, hasData, dataKey = inline, true, "inline"
+			rec.Variants = append(rec.Variants, "inline")
+		}
+	}
+	u, ust := str(f, "url")
+	switch {
+	case ust == stWrongType:
+		fail(".url", CodeInvalidType, "url is a JSON %s, want a string", jsonKind(f["url"]))
+	case ust == stOK && hasData:
+		fail("", CodeURLAndData, "entry has both url and %s; exactly one is allowed", dataKey)
+	case ust == stOK:
+		if reason, ok := checkURL(u); !ok {
+			fail(".url", CodeInvalidURL, "url %s: %s", quoteShort(u), reason)
+		}
+		rec.URL = strings.TrimSpace(u)
+	case hasData:
+		if firstByte(data) != '{' {
+			fail("."+dataKey, CodeInvalidType, "%s is a JSON %s, want an object", dataKey, jsonKind(data))
+		}
+		rec.Data = data
+	default:
+		fail("", CodeNoContent, "entry has neither url nor data")
+	}
+
+	// displayName: required by the spec, but a missing one is not worth
+	// losing an agent over; it falls back to the artifact's name or the
+	// identifier's last segment.
+	switch s, st := str(f, "displayName"); st {
+	case stOK:
+		rec.DisplayName = s
+	case stAbsent:
+		warn(".displayName", CodeMissingField, "displayName is missing")
+	case stWrongType:
+		warn(".displayName", CodeInvalidType, "displayName is a JSON %s, want a string", jsonKind(f["displayName"]))
+	}
+
+	if bad {
+		// The entry is dropped, but an inline catalog's children are
+		// entries of their own: they are still validated and kept.
+		if rec.Type == TypeAICatalog && rec.Data != nil && firstByte(rec.Data) == '{' {
+			p.nested(rec, path, dataKey, depth, chain, host)
+		}
+		return
+	}
+
+	// optional members: a wrong type drops the member, not the entry
+	optString := func(k string, dst *string) {
+		switch s, st := str(f, k); st {
+		case stOK:
+			*dst = s
+		case stWrongType:
+			if k == "version" && jsonKind(f[k]) == "number" {
+				*dst = string(f[k])
+				return
+			}
+			warn("."+k, CodeInvalidType, "%s is a JSON %s, want a string; ignored", k, jsonKind(f[k]))
+		}
+	}
+	optString("description", &rec.Description)
+	optString("version", &rec.Version)
+	optString("updatedAt", &rec.UpdatedAt)
+	if rec.UpdatedAt != "" {
+		if _, ok := parseTime(rec.UpdatedAt); !ok {
+			warn(".updatedAt", CodeInvalidTimestamp, "updatedAt %s is not an ISO 8601 timestamp", quoteShort(rec.UpdatedAt))
+		}
+	}
+	rec.Tags = NormalizeTags(p.strings(f, "tags", path))
+	rec.Capabilities = p.strings(f, "capabilities", path)
+	rec.RepresentativeQueries = p.strings(f, "representativeQueries", path)
+	if raw, ok := present(f, "metadata"); ok {
+		if json.Unmarshal(raw, &rec.Metadata) != nil || rec.Metadata == nil {
+			rec.Metadata = nil
+			warn(".metadata", CodeInvalidType, "metadata is a JSON %s, want an object; ignored", jsonKind(raw))
+		}
+	}
+	if raw, ok := present(f, "trustManifest"); ok {
+		p.trust(&rec, raw, path+".trustManifest", ident)
+	}
+	for k, v := range f {
+		if !entryKeys[k] {
+			if rec.Extra == nil {
+				rec.Extra = map[string]json.RawMessage{}
+			}
+			rec.Extra[k] = v
+		}
+	}
+
+	// derived
+	rec.Publisher = ident.Publisher
+	if p.origin != "" {
+		if isSubdomain(p.origin, rec.Publisher) {
+			rec.PublisherVerified = true
+		} else {
+			warn(".identifier", CodePublisherUnverified, "publisher %s does not match %s, where the catalog was fetched from", rec.Publisher, p.origin)
+		}
+	}
+	if host != nil {
+		h := *host
+		rec.Host = &h
+	}
+	rec.Source = Source{Catalog: p.opts.Origin, Via: p.opts.Via, Path: p.sourcePath(chain), FetchedAt: p.opts.Now}
+	rec.ContentHash = ContentHash(raw)
+	rec.Protocols = appendUnique(rec.Protocols, protocolOf(rec.Type))
+	if rec.Type == TypeAIRegistry && rec.URL != "" {
+		rec.Bindings = append(rec.Bindings, Binding{Protocol: "agent-finder", URL: rec.URL, Transport: "HTTP+JSON"})
+	}
+
+	// the artifact: inline data is mapped now, a url is left to the crawler
+	if rec.Data != nil && mappable(rec.Type) {
+		for _, pr := range mapArtifact(&rec, rec.Type, rec.Data) {
+			pr.Path = path + "." + dataKey + pathSuffix(pr.Path)
+			p.res.Problems = append(p.res.Problems, pr)
+		}
+	}
+	if rec.DisplayName == "" && len(ident.Segments) > 0 {
+		rec.DisplayName = ident.Segments[len(ident.Segments)-1]
+	}
+	if rec.Status == "" {
+		rec.Status = "active"
+	}
+	if rec.URL != "" && mappable(rec.Type) {
+		p.res.Artifacts = append(p.res.Artifacts, Artifact{Identifier: rec.Identifier, URL: rec.URL, Type: rec.Type})
+	}
+	p.add(rec, path)
+
+	// nested catalogs
+	if rec.Type != TypeAICatalog {
+		return
+	}
+	if rec.URL != "" {
+		p.link(rec.URL, ViaNested, path+".url", depth, chain)
+		return
+	}
+	p.nested(rec, path, dataKey, depth, chain, host)
+}
+
+// nested flattens the inline catalog of rec, the entry at path.
+func (p *parser) nested(rec Record, path, dataKey string, depth int, chain []string, host *HostInfo) {
+	if depth+1 > p.maxDepth {
+		p.problem(path+"."+dataKey, CodeDepthExceeded, SeverityError, "inline catalog would be at nesting depth %d, deeper than the limit %d; its entries were dropped", depth+1, p.maxDepth)
+		return
+	}
+	inner := append(append([]string(nil), chain...), rec.Identifier)
+	p.catalog(rec.Data, path+"."+dataKey+".", depth+1, inner, host)
+}
+
+// sourcePath is the provenance path of a record listed under chain: the
+// catalogs that led to the catalog it was fetched from (Options.Path) and the
+// inline bundles around it, without the catalog itself.
+func (p *parser) sourcePath(chain []string) []string {
+	n := len(p.opts.Path)
+	skip := 0
+	if p.opts.Origin != "" {
+		skip = 1
+	}
+	if len(chain) <= n+skip {
+		if n == 0 {
+			return nil
+		}
+		return append([]string(nil), p.opts.Path...)
+	}
+	out := append([]string(nil), p.opts.Path...)
+	if skip == 1 {
+		out = append(out, p.opts.Origin)
+	}
+	return append(out, chain[n+skip:]...)
+}
+
+// strings reads an optional array of strings, keeping the strings of a mixed
+// array and a lone string given instead of an array.
+func (p *parser) strings(f map[string]json.RawMessage, k, path string) []string {
+	raw, ok := present(f, k)
+	if !ok {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a string, want an array of strings; used as one item", k)
+		return []string{s}
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a JSON %s, want an array of strings; ignored", k, jsonKind(raw))
+		return nil
+	}
+	var out []string
+	badAt := -1
+	for i, item := range list {
+		if json.Unmarshal(item, &s) != nil {
+			if badAt < 0 {
+				badAt = i
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	if badAt >= 0 {
+		p.problem(path+"."+k+"["+strconv.Itoa(badAt)+"]", CodeInvalidType, SeverityWarning, "%s holds items that are not strings; they were ignored", k)
+	}
+	return out
+}
+
+// trust reads a trustManifest: compliance values from its attestations and
+// the §5.1 check that its identity's trust domain aligns with the publisher.
+func (p *parser) trust(rec *Record, raw json.RawMessage, path string, ident Identifier) {
+	var tm trustManifest
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &tm) != nil {
+		p.problem(path, CodeInvalidType, SeverityWarning, "trustManifest is a JSON %s, want an object; ignored", jsonKind(raw))
+		return
+	}
+	rec.TrustManifest = raw
+	rec.Compliance = ComplianceValues(attestationTypes(tm.Attestations))
+	id, st := str(map[string]json.RawMessage{"identity": tm.Identity}, "identity")
+	switch st {
+	case stAbsent:
+		p.problem(path+".identity", CodeMissingField, SeverityWarning, "trustManifest.identity is missing")
+	case stWrongType:
+		p.problem(path+".identity", CodeInvalidType, SeverityWarning, "trustManifest.identity is a JSON %s, want a string", jsonKind(tm.Identity))
+	default:
+		if d, ok := IdentityDomain(id); ok && ident.Publisher != "" && !domainsAlign(d, ident.Publisher) {
+			p.problem(path+".identity", CodeTrustDomainMismatch, SeverityWarning, "trust domain %s of identity %s does not align with publisher %s", d, quoteShort(id), ident.Publisher)
+		}
+	}
+}
+
+// checkURL reports whether u is an absolute http or https URL with a host.
+func checkURL(u string) (reason string, ok bool) {
+	u = strings.TrimSpace(u)
+	if u == "" {
+		return "is empty", false
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "does not parse", false
+	}
+	if pu.Scheme != "http" && pu.Scheme != "https" {
+		if pu.Scheme == "" {
+			return "is not absolute", false
+		}
+		return "scheme " + quoteShort(pu.Scheme) + " is not http or https", false
+	}
+	if pu.Host == "" || pu.Hostname() == "" {
+		return "has no host", false
+	}
+	return "", true
+}
+
+// typeField names the member the type came from.
+func typeField(typeState int) string {
+	if typeState == stOK {
+		return ".type"
+	}
+	return ".mediaType"
+}
+
+// pathSuffix joins a problem path relative to a document to its parent path.
+func pathSuffix(rel string) string {
+	switch {
+	case rel == "" || rel == "$":
+		return ""
+	case strings.HasPrefix(rel, "["):
+		return rel
+	}
+	return "." + rel
+}
