@@ -33,20 +33,23 @@ type Record struct {
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 
 	// Derived for search.
-	Examples          []string  `json:"examples,omitempty"`     // xu examples, A2A skill examples, ADP tool descriptions
-	Bindings          []Binding `json:"bindings,omitempty"`     // protocol + endpoint
-	Skills            []string  `json:"skills,omitempty"`       // hierarchical skill tags with their parents ("travel/flights", "travel")
-	SkillNames        []string  `json:"skillNames,omitempty"`   // A2A skill names, MCP tool names, ADP tool names
-	Protocols         []string  `json:"protocols,omitempty"`    // a2a, mcp, adp, haidip, ...
-	Publisher         string    `json:"publisher,omitempty"`    // the domain in the URN, lower-case
-	PublisherVerified bool      `json:"publisherVerified"`      // manifest fetched from that domain or a subdomain
-	Compliance        []string  `json:"compliance,omitempty"`   // "soc2-type2", "soc2", "hipaa", ...
-	Host              *HostInfo `json:"host,omitempty"`         // the catalog's host info
-	Status            string    `json:"status,omitempty"`       // active (default), deprecated, ... ; "stale" is set by ingest
-	ExpiresAt         string    `json:"expiresAt,omitempty"`    // RFC 3339
-	Seq               int64     `json:"seq,omitempty"`          // ADP sequence number, orders updates
-	Variants          []string  `json:"variants,omitempty"`     // spellings seen: "mediaType", "inline", "urn:air", "mcp-server-card", "a2a-v0.3", ...
-	ArtifactType      string    `json:"artifactType,omitempty"` // the type as published before canonicalization, when it differed
+	Examples          []string       `json:"examples,omitempty"`     // xu examples, A2A skill examples, ADP tool descriptions
+	Bindings          []Binding      `json:"bindings,omitempty"`     // protocol + endpoint
+	Skills            []string       `json:"skills,omitempty"`       // hierarchical skill tags with their parents ("travel/flights", "travel")
+	SkillNames        []string       `json:"skillNames,omitempty"`   // A2A skill names, MCP tool names, ADP tool names
+	Protocols         []string       `json:"protocols,omitempty"`    // a2a, mcp, adp, haidip, ...
+	Publisher         string         `json:"publisher,omitempty"`    // the domain in the URN, lower-case
+	PublisherVerified bool           `json:"publisherVerified"`      // manifest fetched from that domain or a subdomain
+	Compliance        []string       `json:"compliance,omitempty"`   // "soc2-type2", "soc2", "hipaa", ...
+	Host              *HostInfo      `json:"host,omitempty"`         // the catalog's host info
+	Status            string         `json:"status,omitempty"`       // active (default), deprecated, ... ; "stale" is set by ingest
+	ExpiresAt         string         `json:"expiresAt,omitempty"`    // RFC 3339
+	Seq               int64          `json:"seq,omitempty"`          // ADP sequence number, orders updates
+	Variants          []string       `json:"variants,omitempty"`     // spellings seen: "mediaType", "inline", "urn:air", "mcp-server-card", "a2a-v0.3", ...
+	ArtifactType      string         `json:"artifactType,omitempty"` // the type as published before canonicalization, when it differed
+	Provider          string         `json:"provider,omitempty"`     // organization from the artifact (A2A provider, HAIDIP provider)
+	Constraints       map[string]any `json:"constraints,omitempty"`  // operational constraints from the artifact (ADP, xu), advisory
+	TTL               int64          `json:"ttl,omitempty"`          // seconds the artifact asks to be cached (ADP metadata.ttl)
 
 	// Provenance.
 	Source      Source    `json:"source"`

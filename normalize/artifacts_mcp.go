@@ -1,0 +1,115 @@
+package normalize
+
+import "strings"
+
+// mcp maps an MCP server description into the record: the registry's
+// server.json (packages and remotes), a server card (serverInfo, transport,
+// tools), or the inline shape of Agent Finder §4.4 (name, description, tools).
+func (m *mapper) mcp(s map[string]any) {
+	r := m.rec
+	info := getObj(s, "serverInfo")
+	if info != nil {
+		m.variant("mcp-server-card")
+		fill(&r.DisplayName, firstOf(getStr(info, "title"), getStr(info, "name")))
+		fill(&r.Version, getStr(info, "version"))
+	}
+	fill(&r.DisplayName, firstOf(getStr(s, "title"), getStr(s, "name")))
+	fill(&r.Description, getStr(s, "description"))
+	if _, ok := s["version"].(string); ok {
+		fill(&r.Version, getStr(s, "version"))
+	}
+
+	// registry server.json
+	for i, it := range m.list(s, "remotes") {
+		rem, ok := it.(map[string]any)
+		if !ok {
+			m.problem("remotes["+itoa(i)+"]", "remote is not an object; ignored")
+			continue
+		}
+		m.binding(Binding{Protocol: "mcp", URL: getStr(rem, "url"), Transport: firstOf(getStr(rem, "type"), getStr(rem, "transport_type"))})
+	}
+	for i, it := range m.list(s, "packages") {
+		pkg, ok := it.(map[string]any)
+		if !ok {
+			m.problem("packages["+itoa(i)+"]", "package is not an object; ignored")
+			continue
+		}
+		registry := firstOf(getStr(pkg, "registryType"), getStr(pkg, "registry_type"), getStr(pkg, "registry_name"), getStr(pkg, "registryName"))
+		name := firstOf(getStr(pkg, "identifier"), getStr(pkg, "name"))
+		if name == "" {
+			continue
+		}
+		ref := name
+		if registry != "" {
+			ref = registry + "/" + name
+		}
+		if v := getStr(pkg, "version"); v != "" {
+			ref += "@" + v
+		}
+		transport := "stdio"
+		if tr := getObj(pkg, "transport"); tr != nil {
+			transport = firstOf(getStr(tr, "type"), transport)
+		}
+		b := Binding{Protocol: "mcp", Transport: transport, Package: ref}
+		if tr := getObj(pkg, "transport"); tr != nil {
+			b.URL = getStr(tr, "url")
+		}
+		m.binding(b)
+	}
+
+	// inline and card shapes: transport as a string or an object, url/endpoint
+	transport, endpoint := "", firstOf(getStr(s, "url"), getStr(s, "endpoint"))
+	switch tr := s["transport"].(type) {
+	case string:
+		transport = tr
+	case map[string]any:
+		transport = getStr(tr, "type")
+		endpoint = firstOf(getStr(tr, "url"), getStr(tr, "endpoint"), endpoint)
+	}
+	if endpoint != "" {
+		if _, ok := checkURL(endpoint); ok && transport == "" {
+			transport = "streamable-http"
+		}
+		m.binding(Binding{Protocol: "mcp", URL: endpoint, Transport: transport})
+	} else if cmd := getStr(s, "command"); cmd != "" {
+		if args := strs(s, "args"); len(args) > 0 {
+			cmd += " " + strings.Join(args, " ")
+		}
+		m.binding(Binding{Protocol: "mcp", Transport: firstOf(transport, "stdio"), Package: cmd})
+	}
+
+	tools := s["tools"]
+	if caps := getObj(s, "capabilities"); tools == nil && caps != nil {
+		if _, isList := caps["tools"].([]any); isList {
+			tools = caps["tools"]
+		}
+	}
+	if list, ok := tools.([]any); ok {
+		if len(list) > maxItems {
+			list = list[:maxItems]
+		}
+		for i, it := range list {
+			tool, ok := it.(map[string]any)
+			if !ok {
+				if name, isStr := it.(string); isStr {
+					r.SkillNames = appendUnique(r.SkillNames, name)
+					continue
+				}
+				m.problem("tools["+itoa(i)+"]", "tool is not an object; ignored")
+				continue
+			}
+			r.SkillNames = appendUnique(r.SkillNames, getStr(tool, "name"))
+			m.examples(firstOf(getStr(tool, "description"), getStr(tool, "title")))
+		}
+	}
+}
+
+// firstOf returns the first non-empty string.
+func firstOf(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
