@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestSearchCommand(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/search" {
+			http.Error(w, "wrong endpoint", http.StatusNotFound)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		got = nil
+		_ = json.Unmarshal(b, &got)
+		if strings.Contains(string(b), "bad") {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"code":"invalid_request","message":"federation must be auto","correlationId":"c1"}}`)
+			return
+		}
+		io.WriteString(w, `{"results":[{"identifier":"urn:ai:acme.test:agent:flights","displayName":"Flight Booker","type":"application/a2a-agent-card+json","score":97,"source":"http://127.0.0.1:8080/"}],
+			"referrals":[{"identifier":"urn:ai:hub.test:registry:main","displayName":"Hub","type":"application/ai-registry","url":"https://hub.test/search"}],"pageToken":"tok"}`)
+	}))
+	defer srv.Close()
+	env := func(string) (string, bool) { return "", false }
+
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		code      int
+		out       []string
+		wantQuery map[string]any
+	}{
+		{"table", []string{"--server", srv.URL, "book", "a", "flight", "--type", "application/a2a-agent-card+json"}, 0,
+			[]string{"SCORE", "97", "urn:ai:acme.test:agent:flights", "Flight Booker", "Referrals:", "https://hub.test/search", "--page-token tok"},
+			map[string]any{"text": "book a flight", "type": "application/a2a-agent-card+json"}},
+		{"json", []string{"--server", srv.URL, "--json", "--publisher", "acme.test", "--compliance", "hipaa", "--federation", "none", "flights"}, 0,
+			[]string{`"identifier":"urn:ai:acme.test:agent:flights"`},
+			map[string]any{"text": "flights", "publisher": "acme.test", "compliance": "hipaa", "federation": "none"}},
+		{"server error", []string{"--server", srv.URL, "bad"}, 1, []string{"invalid_request", "c1"}, nil},
+		{"no text", []string{"--server", srv.URL}, 2, []string{"missing search TEXT"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := searchMain(t.Context(), tc.args, env, &stdout, &stderr)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tc.code, stderr.String())
+			}
+			all := stdout.String() + stderr.String()
+			for _, want := range tc.out {
+				if !strings.Contains(all, want) {
+					t.Errorf("output lacks %q:\n%s", want, all)
+				}
+			}
+			if tc.wantQuery != nil {
+				q, _ := got["query"].(map[string]any)
+				for k, v := range tc.wantQuery {
+					if q[k] != v {
+						t.Errorf("query.%s = %v, want %v (sent %v)", k, q[k], v, got)
+					}
+				}
+				if got["pageSize"] != float64(10) {
+					t.Errorf("pageSize = %v", got["pageSize"])
+				}
+			}
+		})
+	}
+}
+
+func TestCLIEnvironment(t *testing.T) {
+	var stderr bytes.Buffer
+	c := newCLI("x", "", &stderr)
+	addr := c.fs.String("addr", "127.0.0.1:8080", "listen address")
+	seeds := &stringList{}
+	c.fs.Var(seeds, "seed", "seed")
+	flagWins := c.fs.String("schedule", "@every 1h", "schedule")
+	url := c.fs.String("meili-url", "", "meilisearch")
+	c.setEnv("meili-url", "MEILI_URL")
+	env := map[string]string{
+		"AGENTFINDER_ADDR":     "0.0.0.0:9000",
+		"AGENTFINDER_SEED":     "a.test, b.test\nc.test",
+		"AGENTFINDER_SCHEDULE": "@every 5m",
+		"MEILI_URL":            "http://m:7700",
+	}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if err := c.parse([]string{"--schedule", "@every 2s", "pos1", "--", "--not-a-flag"}, getenv); err != nil {
+		t.Fatal(err)
+	}
+	if *addr != "0.0.0.0:9000" || *flagWins != "@every 2s" || *url != "http://m:7700" {
+		t.Fatalf("addr %q schedule %q meili %q", *addr, *flagWins, *url)
+	}
+	if strings.Join(*seeds, "|") != "a.test|b.test|c.test" {
+		t.Fatalf("seeds from env = %q", *seeds)
+	}
+	if strings.Join(c.args, "|") != "pos1|--not-a-flag" {
+		t.Fatalf("positional = %q", c.args)
+	}
+	var help bytes.Buffer
+	c.usage(&help)
+	for _, want := range []string{"--addr", "AGENTFINDER_ADDR", "MEILI_URL", "default 127.0.0.1:8080"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
