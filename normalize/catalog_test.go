@@ -102,7 +102,9 @@ func TestCatalogCodes(t *testing.T) {
 			records: []string{"urn:ai:acme.com:x"}, problems: []string{"warning invalid_type entries[0].tags[1]"}},
 		{name: "metadata wrong type", body: string(doc(`{"identifier":"urn:ai:acme.com:x","displayName":"X","type":"a/b","url":"https://acme.com/x","metadata":[]}`)),
 			records: []string{"urn:ai:acme.com:x"}, problems: []string{"warning invalid_type entries[0].metadata"}},
-		{name: "duplicate identifier", body: string(doc(okA2A, okA2A)), records: []string{"urn:ai:acme.com:agent:a"},
+		{name: "duplicate identifier, same artifact", body: string(doc(okA2A, okA2A)), records: []string{"urn:ai:acme.com:agent:a"},
+			problems: []string{"warning duplicate_identifier entries[1].identifier"}},
+		{name: "duplicate identifier, other artifact", body: string(doc(okA2A, strings.Replace(okA2A, "a.json", "other.json", 1))), records: []string{"urn:ai:acme.com:agent:a"},
 			problems: []string{"error duplicate_identifier entries[1].identifier"}},
 		{name: "duplicate across urn:air spelling, newer kept", body: string(doc(
 			`{"identifier":"urn:ai:acme.com:x","displayName":"Old","type":"a/b","url":"https://acme.com/1","updatedAt":"2026-01-01T00:00:00Z"}`,

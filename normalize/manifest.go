@@ -200,20 +200,39 @@ func (p *parser) add(rec Record, path string) {
 	key := CanonicalIdentifier(rec.Identifier)
 	if i, dup := p.byID[key]; dup {
 		old := p.res.Records[i]
+		// Listing the same artifact again (a bundle repeating an entry) loses
+		// nothing: a warning. Two different artifacts under one identifier
+		// are an error: one of them is dropped.
+		sev, what := SeverityError, "a different artifact"
+		if sameArtifact(rec, old) {
+			sev, what = SeverityWarning, "the same artifact"
+		}
 		if newer(rec, old) {
-			p.problem(p.paths[i]+".identifier", CodeDuplicateIdentifier, SeverityError,
-				"identifier %s is listed again at %s with a newer version; this entry was dropped", quoteShort(rec.Identifier), path)
+			p.problem(p.paths[i]+".identifier", CodeDuplicateIdentifier, sev,
+				"identifier %s is listed again at %s (%s, newer); this entry was dropped", quoteShort(rec.Identifier), path, what)
 			p.res.Records[i] = rec
 			p.paths[i] = path
 			return
 		}
-		p.problem(path+".identifier", CodeDuplicateIdentifier, SeverityError,
-			"identifier %s is already listed at %s; this entry was dropped", quoteShort(rec.Identifier), p.paths[i])
+		p.problem(path+".identifier", CodeDuplicateIdentifier, sev,
+			"identifier %s is already listed at %s (%s); this entry was dropped", quoteShort(rec.Identifier), p.paths[i], what)
 		return
 	}
 	p.byID[key] = len(p.res.Records)
 	p.res.Records = append(p.res.Records, rec)
 	p.paths = append(p.paths, path)
+}
+
+// sameArtifact reports whether two records point to the same artifact: the
+// same type and url, or the same inline data.
+func sameArtifact(a, b Record) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	if a.URL != "" || b.URL != "" {
+		return a.URL == b.URL
+	}
+	return ContentHash(a.Data) == ContentHash(b.Data)
 }
 
 // newer reports whether a should replace b: a higher seq, or the same seq and

@@ -2,12 +2,207 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// runValidate implements 'agentfinder validate'. INTERIM: replaced by the issue that owns it.
+// Limits for 'agentfinder validate URL'.
+const (
+	validateTimeout = 10 * time.Second
+	validateMaxBody = 4 << 20
+)
+
+// validateReport is the --json output of 'agentfinder validate'.
+type validateReport struct {
+	Valid    bool                `json:"valid"`
+	Records  int                 `json:"records"`
+	Problems []normalize.Problem `json:"problems"`
+}
+
+// runValidate implements 'agentfinder validate [--json] [--origin URL]
+// PATH|URL': it checks one ai-catalog.json document and exits 0 when it has
+// no errors (warnings allowed), 1 when it has errors (a document that is not
+// JSON included), 2 when it could not be read or the usage is wrong.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentfinder validate: not built yet")
-	return 2
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
+	origin := fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: agentfinder validate [--json] [--origin URL] PATH|URL\n\n"+
+			"Checks an ai-catalog.json manifest. Exit status: 0 valid (warnings allowed),\n"+
+			"1 errors found, 2 the file or URL could not be read or usage is wrong.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	var positional []string
+	for { // flags may follow the path
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	if len(positional) != 1 {
+		fmt.Fprintln(stderr, "agentfinder validate: want exactly one PATH or URL")
+		fs.Usage()
+		return 2
+	}
+	target := positional[0]
+	if *origin != "" {
+		if u, err := url.Parse(*origin); err != nil || u.Hostname() == "" {
+			fmt.Fprintf(stderr, "agentfinder validate: --origin %q is not an absolute URL\n", *origin)
+			return 2
+		}
+	}
+
+	var body []byte
+	var err error
+	if isHTTPURL(target) {
+		var final string
+		body, final, err = fetchManifest(ctx, target)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
+			return 2
+		}
+		if *origin == "" {
+			*origin = final
+		}
+	} else {
+		body, err = readManifestFile(target)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
+			return 2
+		}
+	}
+
+	res := normalize.Catalog(body, normalize.Options{Origin: *origin, Via: normalize.ViaSeed})
+	rep := validateReport{Valid: true, Records: len(res.Records), Problems: res.Problems}
+	if rep.Problems == nil {
+		rep.Problems = []normalize.Problem{}
+	}
+	errorsN, warningsN := 0, 0
+	for _, p := range res.Problems {
+		if p.Severity == normalize.SeverityError {
+			errorsN++
+			rep.Valid = false
+		} else {
+			warningsN++
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
+			return 2
+		}
+	} else {
+		printValidation(stdout, target, *origin, rep, errorsN, warningsN)
+	}
+	if !rep.Valid {
+		return 1
+	}
+	return 0
+}
+
+// printValidation writes the readable report: a summary line, then one line
+// per problem.
+func printValidation(w io.Writer, target, origin string, rep validateReport, errorsN, warningsN int) {
+	verdict := "valid"
+	if !rep.Valid {
+		verdict = "INVALID"
+	}
+	fmt.Fprintf(w, "%s: %s: %d %s kept, %d %s, %d %s\n", target, verdict,
+		rep.Records, plural(rep.Records, "record", "records"),
+		errorsN, plural(errorsN, "error", "errors"),
+		warningsN, plural(warningsN, "warning", "warnings"))
+	if origin == "" {
+		fmt.Fprintln(w, "  (no origin: publisher verification skipped; use --origin URL)")
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "  %-7s %-22s %s: %s\n", p.Severity, p.Code, p.Path, oneLine(p.Message))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// oneLine keeps a message on one line of the report.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func isHTTPURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// readManifestFile reads a local manifest, refusing files over the size limit.
+func readManifestFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, validateMaxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(body) > validateMaxBody {
+		return nil, fmt.Errorf("read %s: larger than %d bytes", path, validateMaxBody)
+	}
+	return body, nil
+}
+
+// fetchManifest GETs a manifest with a timeout and a size limit, and returns
+// its body and the URL it was finally served from (after redirects).
+func fetchManifest(ctx context.Context, u string) (body []byte, final string, err error) {
+	client := &http.Client{Timeout: validateTimeout}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/ai-catalog+json, application/json;q=0.9, */*;q=0.1")
+	req.Header.Set("User-Agent", "agentfinder-validate/"+version)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, "", fmt.Errorf("fetch %s: HTTP status %s", u, resp.Status)
+	}
+	body, err = io.ReadAll(io.LimitReader(resp.Body, validateMaxBody+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch %s: read body: %w", u, err)
+	}
+	if len(body) > validateMaxBody {
+		return nil, "", fmt.Errorf("fetch %s: body larger than %d bytes", u, validateMaxBody)
+	}
+	return body, resp.Request.URL.String(), nil
 }
