@@ -1,0 +1,414 @@
+// Package crawler owns Web Ingestion: from a seed (a domain or a URL) it
+// discovers every catalog the publisher advertises (well-known URIs, robots.txt
+// Agentmap lines, <link rel="ai-catalog"> tags and HTTP Link headers, DNS SVCB
+// records), fetches them politely and safely with colly (robots.txt, per-host
+// limits, size/time/redirect bounds, retries, conditional GET, an SSRF guard in
+// the dialer), follows collections and nested catalogs, enriches entries from
+// the artifacts they point to, and hands each catalog, normalized, to a Sink.
+//
+// It imports normalize and nothing else of ours: never ingest, never
+// Meilisearch.
+package crawler
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Sink receives what one catalog fetch produced. Put is called from several
+// goroutines at once; a Put error is counted in the report and returned by
+// Crawl, and the crawl goes on.
+type Sink interface {
+	Put(ctx context.Context, res normalize.CatalogResult) error
+}
+
+// Crawler discovers and fetches catalogs. It is safe for concurrent Crawl
+// calls; conditional GET state persists across calls. Call Close when done
+// to release idle connections.
+type Crawler struct {
+	cfg       Config
+	sink      Sink
+	log       *slog.Logger
+	res       *resolver
+	transport *http.Transport
+	client    *http.Client
+	sem       chan struct{} // bounds tasks in flight across concurrent crawls
+
+	valMu      sync.Mutex
+	validators map[string]Validator
+}
+
+// New builds a Crawler. sink may be nil (results are only reported); logger
+// may be nil (discard).
+func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("crawler config: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("crawler config: read ca file: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("crawler config: ca file %s: no PEM certificates", cfg.CAFile)
+		}
+	}
+	res := newResolver(cfg.DNSServer)
+	d := &dialer{
+		res:     res,
+		guard:   guard{allowPrivate: cfg.AllowPrivate, allow: cfg.AllowCIDRs},
+		portMap: cfg.PortMap,
+		net:     net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second},
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // a proxy would bypass the SSRF guard
+		DialContext:           d.DialContext,
+		TLSClientConfig:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * cfg.Concurrency,
+		MaxIdleConnsPerHost:   cfg.Concurrency,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   cfg.Timeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		DisableCompression:    false, // gzip, decoded (and size-limited) transparently
+	}
+	c := &Crawler{
+		cfg:       cfg,
+		sink:      sink,
+		log:       logger.With("component", "crawler"),
+		res:       res,
+		transport: tr,
+		client: &http.Client{
+			Transport: tr,
+			Timeout:   cfg.Timeout,
+			// Redirects are followed by the crawl itself, one hop at a
+			// time, so every hop passes robots.txt and host patterns and
+			// loops are detected.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		sem:        make(chan struct{}, cfg.Concurrency),
+		validators: map[string]Validator{},
+	}
+	return c, nil
+}
+
+// Close releases idle connections. The Crawler must not be used after.
+func (c *Crawler) Close() error {
+	c.transport.CloseIdleConnections()
+	return nil
+}
+
+// Validators returns a copy of the conditional GET state, keyed by catalog
+// URL, for the scheduler to persist.
+func (c *Crawler) Validators() map[string]Validator {
+	c.valMu.Lock()
+	defer c.valMu.Unlock()
+	out := make(map[string]Validator, len(c.validators))
+	for k, v := range c.validators {
+		out[k] = v
+	}
+	return out
+}
+
+// SetValidators replaces the conditional GET state (e.g. loaded at start).
+func (c *Crawler) SetValidators(m map[string]Validator) {
+	c.valMu.Lock()
+	defer c.valMu.Unlock()
+	c.validators = make(map[string]Validator, len(m))
+	for k, v := range m {
+		c.validators[k] = v
+	}
+}
+
+func (c *Crawler) validator(u string) (Validator, bool) {
+	c.valMu.Lock()
+	defer c.valMu.Unlock()
+	v, ok := c.validators[u]
+	return v, ok
+}
+
+func (c *Crawler) setValidator(u string, v Validator, keep bool) {
+	c.valMu.Lock()
+	defer c.valMu.Unlock()
+	if keep {
+		c.validators[u] = v
+	} else {
+		delete(c.validators, u)
+	}
+}
+
+// session is one Crawl call: its collector, robots cache, visited set and
+// report.
+type session struct {
+	c   *Crawler
+	cfg Config
+	log *slog.Logger
+	res *resolver
+	col *colly.Collector
+	fr  *frontier
+
+	hostsMu sync.Mutex
+	hosts   map[string]*hostState // "scheme://host" -> robots state
+	limited map[string]bool       // hosts with a colly LimitRule
+
+	requests atomic.Int64
+
+	mu       sync.Mutex
+	visited  map[string]bool
+	perSeed  map[int]int
+	report   Report
+	sinkErr  error
+	notFound int
+	skipped  int
+}
+
+type taskKind int
+
+const (
+	taskDiscover taskKind = iota
+	taskCatalog
+)
+
+// task is one unit of crawl work: discover a domain, or fetch a catalog.
+type task struct {
+	kind   taskKind
+	url    string
+	domain string
+	via    string
+	path   []string
+	seed   int
+	probe  bool // a well-known guess: 404/410 means "none here", not a failure
+}
+
+// Crawl discovers and fetches the catalogs of seeds (domains such as
+// "acme.test", or catalog URLs) and their nested catalogs, handing each to
+// the sink. One bad host never stops the others. It returns when all work is
+// done or ctx ends; on cancellation the partial report comes with ctx's
+// error. A sink error is returned (the first one) with the full report.
+func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &session{
+		c:       c,
+		cfg:     c.cfg,
+		log:     c.log,
+		res:     c.res,
+		col:     c.newCollector(ctx),
+		fr:      newFrontier(),
+		hosts:   map[string]*hostState{},
+		limited: map[string]bool{},
+		visited: map[string]bool{},
+		perSeed: map[int]int{},
+	}
+	stop := context.AfterFunc(ctx, s.fr.close)
+	defer stop()
+
+	for i, seed := range seeds {
+		seed = strings.TrimSpace(seed)
+		if seed == "" {
+			continue
+		}
+		s.report.Totals.Seeds++
+		if strings.Contains(seed, "://") {
+			s.pushCatalog(task{kind: taskCatalog, url: seed, via: normalize.ViaSeed, seed: i})
+			continue
+		}
+		s.fr.push(task{kind: taskDiscover, domain: strings.TrimSuffix(strings.ToLower(seed), "."), seed: i})
+	}
+	s.fr.seal()
+
+	var wg sync.WaitGroup
+	for range c.cfg.Concurrency {
+		wg.Go(func() {
+			for {
+				t, ok := s.fr.pop()
+				if !ok {
+					return
+				}
+				select {
+				case c.sem <- struct{}{}:
+					s.run(ctx, t)
+					<-c.sem
+				case <-ctx.Done():
+				}
+				s.fr.done()
+			}
+		})
+	}
+	wg.Wait()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := s.report
+	rep.Totals.Requests = s.requests.Load()
+	rep.Totals.NotFound = s.notFound
+	rep.Totals.Skipped = s.skipped
+	rep.finish()
+	if err := parent.Err(); err != nil {
+		return &rep, err
+	}
+	if s.sinkErr != nil {
+		return &rep, fmt.Errorf("crawl: sink: %w", s.sinkErr)
+	}
+	return &rep, nil
+}
+
+func (s *session) run(ctx context.Context, t task) {
+	switch t.kind {
+	case taskDiscover:
+		s.discover(ctx, t)
+	case taskCatalog:
+		s.catalog(ctx, t)
+	}
+}
+
+// pushCatalog queues a catalog URL once per crawl, within the seed's cap.
+func (s *session) pushCatalog(t task) {
+	key := t.url
+	if u, err := parseHTTPURL(t.url); err == nil {
+		key = u.String()
+		t.url = key
+	}
+	s.mu.Lock()
+	if s.visited[key] {
+		s.mu.Unlock()
+		return
+	}
+	if s.perSeed[t.seed] >= s.cfg.MaxCatalogsPerSeed {
+		s.skipped++
+		s.mu.Unlock()
+		s.log.Warn("catalog cap reached", "url", key, "cap", s.cfg.MaxCatalogsPerSeed)
+		return
+	}
+	s.visited[key] = true
+	s.perSeed[t.seed]++
+	s.mu.Unlock()
+	t.kind = taskCatalog
+	s.fr.push(t)
+}
+
+// discover runs every discovery mechanism on one seed domain and queues
+// what they find, each URL with the via of the first mechanism naming it.
+func (s *session) discover(ctx context.Context, t task) {
+	d := t.domain
+	push := func(via string, urls []string) {
+		for _, u := range urls {
+			s.pushCatalog(task{url: u, via: via, seed: t.seed, probe: via == normalize.ViaWellKnown})
+		}
+	}
+	push(normalize.ViaWellKnown, wellKnownURLs(d))
+	if u, err := parseHTTPURL("https://" + d + "/"); err == nil {
+		if h, err := s.robotsFor(ctx, u); err == nil {
+			push(normalize.ViaAgentmap, h.agentmaps)
+		}
+	}
+	push(normalize.ViaLinkTag, s.discoverLinkTag(ctx, d))
+	if s.cfg.DisableDNS {
+		return
+	}
+	name := d
+	if h, _, err := net.SplitHostPort(d); err == nil {
+		name = h
+	}
+	push(normalize.ViaDNS, s.discoverDNS(ctx, name))
+	for _, r := range s.discoverSearch(ctx, name) {
+		s.addRegistry(Registry{URL: r, Via: RegistryViaDNS, Domain: name})
+	}
+}
+
+func (s *session) addRegistry(r Registry) {
+	s.mu.Lock()
+	s.report.Registries = append(s.report.Registries, r)
+	s.mu.Unlock()
+}
+
+// frontier is the crawl's work queue. Workers pop until the queue is empty
+// and no task is running (running tasks may push more), or it is closed.
+type frontier struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []task
+	active int
+	sealed bool // seeds are all pushed; an empty idle queue means done
+	closed bool
+}
+
+func newFrontier() *frontier {
+	f := &frontier{}
+	f.cond = sync.NewCond(&f.mu)
+	return f
+}
+
+func (f *frontier) push(t task) {
+	f.mu.Lock()
+	if !f.closed {
+		f.queue = append(f.queue, t)
+		f.cond.Signal()
+	}
+	f.mu.Unlock()
+}
+
+func (f *frontier) seal() {
+	f.mu.Lock()
+	f.sealed = true
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}
+
+func (f *frontier) pop() (task, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.queue) == 0 && !f.closed && (f.active > 0 || !f.sealed) {
+		f.cond.Wait()
+	}
+	if f.closed || len(f.queue) == 0 {
+		f.closed = true
+		f.cond.Broadcast()
+		return task{}, false
+	}
+	t := f.queue[0]
+	f.queue[0] = task{}
+	f.queue = f.queue[1:]
+	f.active++
+	return t, true
+}
+
+func (f *frontier) done() {
+	f.mu.Lock()
+	f.active--
+	if f.active == 0 && len(f.queue) == 0 {
+		f.cond.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+func (f *frontier) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.queue = nil
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}

@@ -1,0 +1,278 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// kind says what a request fetches; it decides the Accept header and how a
+// large body is treated.
+type kind int
+
+const (
+	kindCatalog kind = iota
+	kindArtifact
+	kindRobots
+	kindHome
+)
+
+func (k kind) accept() string {
+	switch k {
+	case kindRobots:
+		return "text/plain, */*;q=0.1"
+	case kindHome:
+		return "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
+	}
+	return "application/ai-catalog+json, application/json;q=0.9, application/*+json;q=0.8, */*;q=0.1"
+}
+
+// fetched is one final (non-redirect) response.
+type fetched struct {
+	URL       string // final URL after redirects
+	Status    int
+	Header    http.Header
+	Body      []byte
+	Truncated bool // only for kindHome: the body was cut at MaxBodySize
+}
+
+// slot carries one colly request's outcome from its callbacks back to the
+// caller; colly runs them synchronously in the calling goroutine.
+type slot struct {
+	limit    int64
+	kind     kind
+	res      *fetched
+	tooLarge bool
+}
+
+const slotKey = "agentfinder.slot"
+
+// newCollector builds the colly collector of one crawl. Fields are set after
+// NewCollector so COLLY_* environment variables cannot override them.
+func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
+	col := colly.NewCollector()
+	col.UserAgent = c.cfg.UserAgent
+	col.MaxBodySize = int(c.cfg.MaxBodySize) + 1 // one byte more tells "too large" from "exactly the limit"
+	col.AllowURLRevisit = true                   // the crawl keeps its own visited set; retries revisit
+	col.ParseHTTPErrorResponse = true            // every status reaches OnResponse; we classify it
+	col.Async = false                            // workers call Request concurrently and get results inline
+	col.MaxDepth = 0
+	col.MaxRequests = 0
+	col.CacheDir = ""
+	col.DetectCharset = false
+	col.CheckHead = false
+	col.TraceHTTP = false
+	col.Context = ctx
+	// robots.txt: colly's own check (IgnoreRobotsTxt=false) would fetch every
+	// robots.txt a second time, gives no access to Crawl-delay or the
+	// Agentmap lines discovery needs, and turns an unreachable robots.txt
+	// into an opaque error. The crawl therefore fetches robots.txt once per
+	// host through this same collector and transport, parses it with
+	// temoto/robotstxt, and checks every URL (redirect hops included) before
+	// requesting it: see session.robotsCheck.
+	col.IgnoreRobotsTxt = true
+	col.SetClient(c.client)
+	col.OnResponseHeaders(func(r *colly.Response) {
+		s, _ := r.Ctx.GetAny(slotKey).(*slot)
+		if s == nil || s.kind == kindHome {
+			return
+		}
+		if n, err := strconv.ParseInt(r.Headers.Get("Content-Length"), 10, 64); err == nil && n > s.limit {
+			s.tooLarge = true
+			r.Request.Abort()
+		}
+	})
+	col.OnResponse(func(r *colly.Response) {
+		s, _ := r.Ctx.GetAny(slotKey).(*slot)
+		if s == nil {
+			return
+		}
+		f := &fetched{URL: r.Request.URL.String(), Status: r.StatusCode, Header: *r.Headers, Body: r.Body}
+		if int64(len(f.Body)) > s.limit {
+			if s.kind != kindHome {
+				s.tooLarge = true
+				return
+			}
+			f.Body, f.Truncated = f.Body[:s.limit], true
+		}
+		s.res = f
+	})
+	return col
+}
+
+// get fetches raw with robots.txt, host patterns, redirects (each hop
+// checked again), retries and, on the first hop, the conditional headers of
+// v. It returns the final response, whatever its status.
+func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*fetched, error) {
+	seen := map[string]bool{}
+	cur := raw
+	for hop := 0; ; hop++ {
+		u, err := parseHTTPURL(cur)
+		if err != nil {
+			return nil, err
+		}
+		if !s.cfg.hostAllowed(u.Hostname()) {
+			return nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
+		}
+		if k != kindRobots {
+			if err := s.robotsCheck(ctx, u); err != nil {
+				return nil, fmt.Errorf("get %s: %w", u, err)
+			}
+		}
+		seen[u.String()] = true
+		hdr := http.Header{}
+		hdr.Set("User-Agent", s.cfg.UserAgent)
+		hdr.Set("Accept", k.accept())
+		for name, vs := range s.cfg.headersFor(u.Hostname()) {
+			hdr[name] = vs
+		}
+		if hop == 0 && v != nil {
+			if v.ETag != "" {
+				hdr.Set("If-None-Match", v.ETag)
+			}
+			if v.LastModified != "" {
+				hdr.Set("If-Modified-Since", v.LastModified)
+			}
+		}
+		res, err := s.attempts(ctx, u, hdr, k)
+		if err != nil {
+			return nil, fmt.Errorf("get %s: %w", u, err)
+		}
+		loc := res.Header.Get("Location")
+		if !isRedirect(res.Status) || loc == "" {
+			return res, nil
+		}
+		next, err := u.Parse(loc)
+		if err != nil {
+			return nil, fmt.Errorf("get %s: redirect to %q: %w", u, loc, ErrInvalidURL)
+		}
+		next.Fragment = ""
+		if seen[next.String()] {
+			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrRedirectLoop)
+		}
+		if hop+1 > s.cfg.MaxRedirects {
+			return nil, fmt.Errorf("get %s: %w (%d)", raw, ErrTooManyRedirects, s.cfg.MaxRedirects)
+		}
+		cur = next.String()
+	}
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// attempts runs one request with bounded retries: timeouts and connection
+// errors, 429 and 5xx are retried with exponential backoff and jitter, or
+// after the server's Retry-After, clamped to MaxRetryAfter.
+func (s *session) attempts(ctx context.Context, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := s.do(ctx, u, hdr, k)
+		var wait time.Duration
+		switch {
+		case attempt >= s.cfg.MaxAttempts:
+			return res, err
+		case err != nil && retryable(err):
+			wait = s.backoff(attempt)
+		case err == nil && (res.Status == http.StatusTooManyRequests || res.Status >= 500 && res.Status != http.StatusNotImplemented):
+			wait = max(s.backoff(attempt), retryAfter(res.Header.Get("Retry-After"), s.cfg.Now()))
+		default:
+			return res, err
+		}
+		wait = min(wait, s.cfg.MaxRetryAfter)
+		s.log.Debug("retry", "url", u.String(), "attempt", attempt, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *session) backoff(attempt int) time.Duration {
+	d := s.cfg.RetryBackoff << (attempt - 1)
+	return d + rand.N(d)
+}
+
+// retryAfter parses a Retry-After value (seconds or an HTTP date).
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// do sends one request through colly.
+func (s *session) do(ctx context.Context, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.requests.Add(1)
+	sl := &slot{limit: s.cfg.MaxBodySize, kind: k}
+	cctx := colly.NewContext()
+	cctx.Put(slotKey, sl)
+	s.log.Debug("request", "url", u.String())
+	err := s.col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
+	switch {
+	case sl.tooLarge:
+		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.cfg.MaxBodySize)
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	case sl.res == nil:
+		return nil, errors.New("no response")
+	}
+	return sl.res, nil
+}
+
+// parseHTTPURL accepts absolute http and https URLs and drops the fragment.
+func parseHTTPURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrInvalidURL, raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: %q", ErrInvalidURL, raw)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u, nil
+}
+
+// maxAge reads the max-age directive of a Cache-Control header.
+func maxAge(h http.Header) time.Duration {
+	for _, part := range strings.Split(h.Get("Cache-Control"), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && strings.EqualFold(k, "max-age") {
+			if n, err := strconv.Atoi(strings.Trim(v, `"`)); err == nil && n > 0 {
+				return time.Duration(n) * time.Second
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,132 @@
+package crawler
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Report is what one Crawl call did. Its JSON form is the one `agentfinder
+// crawl --json` prints: {"catalogs": [...], "registries": [...], "totals": {...}}.
+type Report struct {
+	Catalogs   []CatalogReport `json:"catalogs"`
+	Registries []Registry      `json:"registries"`
+	Totals     Totals          `json:"totals"`
+}
+
+// CatalogReport is one fetched (or failed) catalog, as handed to the sink.
+type CatalogReport struct {
+	URL      string                `json:"url"`
+	Via      string                `json:"via"`
+	Path     []string              `json:"path,omitempty"`
+	Status   normalize.FetchStatus `json:"status"`
+	Reason   string                `json:"reason,omitempty"`
+	Error    string                `json:"error,omitempty"`
+	Records  int                   `json:"records"`
+	Problems []normalize.Problem   `json:"problems"`
+	// MaxAge is the refresh hint from Cache-Control max-age (0 if none);
+	// the scheduler may use it. JSON: whole seconds, omitted when zero.
+	MaxAge time.Duration `json:"-"`
+}
+
+// MarshalJSON writes MaxAge as "maxAge" in seconds.
+func (c CatalogReport) MarshalJSON() ([]byte, error) {
+	type plain CatalogReport
+	return json.Marshal(struct {
+		plain
+		MaxAge int64 `json:"maxAge,omitempty"`
+	}{plain(c), int64(c.MaxAge / time.Second)})
+}
+
+// Registry is a search endpoint found while crawling, for federation: from
+// a _search._agents SVCB record (Via "dns") or a catalog entry of type
+// application/ai-registry+json (Via "catalog").
+type Registry struct {
+	URL         string `json:"url"`
+	Via         string `json:"via"`
+	Domain      string `json:"domain,omitempty"`  // seed domain, for Via "dns"
+	Catalog     string `json:"catalog,omitempty"` // listing catalog, for Via "catalog"
+	Identifier  string `json:"identifier,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// Registry.Via values.
+const (
+	RegistryViaDNS     = "dns"
+	RegistryViaCatalog = "catalog"
+)
+
+// Totals sums a crawl.
+type Totals struct {
+	Seeds       int   `json:"seeds"`
+	Catalogs    int   `json:"catalogs"`
+	OK          int   `json:"ok"`
+	NotModified int   `json:"notModified"`
+	Failed      int   `json:"failed"`
+	Records     int   `json:"records"`
+	Problems    int   `json:"problems"`
+	Registries  int   `json:"registries"`
+	Requests    int64 `json:"requests"`
+	// NotFound counts well-known probes answered 404 or 410 (not reported
+	// as catalogs: most domains have no ard.json).
+	NotFound int `json:"notFound"`
+	// Skipped counts links not followed: beyond MaxDepth or the per-seed cap.
+	Skipped    int `json:"skipped"`
+	SinkErrors int `json:"sinkErrors,omitempty"`
+	// ByVia counts catalogs per via and status.
+	ByVia map[string]map[string]int `json:"byVia"`
+	// Reasons counts failed catalogs per reason.
+	Reasons map[string]int `json:"reasons"`
+}
+
+// Validator is the conditional GET state of one catalog URL. Links are kept
+// so a 304 still leads to the catalogs the unchanged document names.
+type Validator struct {
+	ETag         string           `json:"etag,omitempty"`
+	LastModified string           `json:"lastModified,omitempty"`
+	URL          string           `json:"url,omitempty"` // final URL after redirects
+	Links        []normalize.Link `json:"links,omitempty"`
+}
+
+// finish sorts and sums the report.
+func (r *Report) finish() {
+	slices.SortFunc(r.Catalogs, func(a, b CatalogReport) int {
+		if c := strings.Compare(a.URL, b.URL); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Via, b.Via)
+	})
+	slices.SortFunc(r.Registries, func(a, b Registry) int { return strings.Compare(a.URL, b.URL) })
+	r.Registries = slices.CompactFunc(r.Registries, func(a, b Registry) bool { return a.URL == b.URL && a.Via == b.Via })
+	if r.Registries == nil {
+		r.Registries = []Registry{}
+	}
+	if r.Catalogs == nil {
+		r.Catalogs = []CatalogReport{}
+	}
+	t := &r.Totals
+	t.ByVia = map[string]map[string]int{}
+	t.Reasons = map[string]int{}
+	t.Catalogs = len(r.Catalogs)
+	t.Registries = len(r.Registries)
+	for _, c := range r.Catalogs {
+		switch c.Status {
+		case normalize.StatusOK:
+			t.OK++
+		case normalize.StatusNotModified:
+			t.NotModified++
+		case normalize.StatusFailed:
+			t.Failed++
+			t.Reasons[c.Reason]++
+		}
+		t.Records += c.Records
+		t.Problems += len(c.Problems)
+		if t.ByVia[c.Via] == nil {
+			t.ByVia[c.Via] = map[string]int{}
+		}
+		t.ByVia[c.Via][string(c.Status)]++
+	}
+}
