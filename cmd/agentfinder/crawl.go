@@ -1,13 +1,302 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// runCrawl implements 'agentfinder crawl'. INTERIM: replaced by the issue that owns it.
+// publicURL is the page the crawler's User-Agent points site owners to.
+const publicURL = "https://github.com/agentfinder/agentfinder"
+
+// runCrawl implements 'agentfinder crawl': crawl the seeds once, write what
+// was found to the index (or only report it with --no-index), print a
+// summary or the JSON report.
 func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentfinder crawl: not built yet")
-	return 2
+	return crawlMain(ctx, args, nil, stdout, stderr)
+}
+
+func crawlMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
+	c := newCLI("crawl", "[flags] [SEED...]\n\nCrawls the seeds once: discovers their catalogs (well-known URIs, robots.txt Agentmap,\n<link rel=\"ai-catalog\">, DNS SVCB), fetches and follows them, and writes the records to the index.", stderr)
+	var f crawlFlags
+	f.register(c)
+	perHost := c.fs.Int("per-host", 2, "requests in flight per host (negative: unlimited)")
+	delay := c.fs.Duration("delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
+	maxCatalogs := c.fs.Int("max-catalogs", 1000, "catalogs fetched per seed at most")
+	noDNS := c.fs.Bool("no-dns", false, "skip DNS SVCB/TXT discovery")
+	noIndex := c.fs.Bool("no-index", false, "do not write to the index; only report")
+	asJSON := c.fs.Bool("json", false, "print the crawl report as JSON")
+	logLevel := c.fs.String("log-level", "warn", "log `level`: debug, info, warn, error")
+	logFormat := c.fs.String("log-format", "text", "log `format`: text or json")
+	c.envOnly("MEILI_URL, MEILI_API_KEY", "the Meilisearch server to index into (without --no-index)")
+	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+		return code
+	}
+	f.seeds = append(f.seeds, c.args...)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "agentfinder crawl: "+format+"\n", a...)
+		return 2
+	}
+	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	seeds, err := f.seedList()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if len(seeds) == 0 {
+		return usageErr("no seeds: give --seed DOMAIN_OR_URL or --seeds FILE")
+	}
+	cfg, err := f.crawlerConfig()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.PerHostConcurrency, cfg.Delay, cfg.MaxCatalogsPerSeed, cfg.DisableDNS = *perHost, *delay, *maxCatalogs, *noDNS
+
+	var sink crawlSink = discardSink{}
+	if !*noIndex {
+		s, err := openIndexSink(ctx, getenv, logger)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
+			return 1
+		}
+		sink = s
+	}
+	prog := newCrawlProgress(stderr)
+	cr, err := crawler.New(cfg, &progressSink{next: sink, prog: prog}, logger)
+	if err != nil {
+		_ = sink.Close(ctx)
+		return usageErr("%v", err)
+	}
+	rep, crawlErr := cr.Crawl(ctx, seeds)
+	_ = cr.Close()
+	prog.finish()
+	// Close flushes what the sink holds even after an interrupt.
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	sinkErr := sink.Close(closeCtx)
+	cancel()
+
+	if rep != nil {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(rep); err != nil {
+				fmt.Fprintf(stderr, "agentfinder crawl: write report: %v\n", err)
+				return 1
+			}
+		} else {
+			printCrawlSummary(stdout, rep)
+		}
+	}
+	if err := errors.Join(crawlErr, sinkErr); err != nil {
+		fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// crawlerUserAgent is the crawler's User-Agent for this build.
+func crawlerUserAgent() string {
+	return fmt.Sprintf("AgentFinderBot/%s (+%s)", version, publicURL)
+}
+
+// crawlerConfig turns the shared crawl flags into a crawler.Config (reading
+// the --headers file).
+func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
+	cfg := crawler.Config{
+		UserAgent:         crawlerUserAgent(),
+		DNSServer:         f.dnsServer,
+		CAFile:            f.caFile,
+		AllowPrivate:      f.allowPrivate,
+		IncludeHosts:      f.includeHost,
+		ExcludeHosts:      f.excludeHost,
+		Concurrency:       f.concurrency,
+		MaxDepth:          f.maxDepth,
+		Timeout:           f.timeout,
+		DisableEnrichment: f.noEnrich,
+	}
+	var err error
+	if cfg.AllowCIDRs, err = parseCIDRs(f.allowCIDR); err != nil {
+		return cfg, err
+	}
+	if cfg.PortMap, err = parsePortMap(f.portMap); err != nil {
+		return cfg, err
+	}
+	if f.headersFile != "" {
+		data, err := os.ReadFile(f.headersFile)
+		if err != nil {
+			return cfg, fmt.Errorf("--headers: %w", err)
+		}
+		if cfg.HostHeaders, err = crawler.ParseHostHeaders(data); err != nil {
+			return cfg, fmt.Errorf("--headers %s: %w", f.headersFile, err)
+		}
+	}
+	return cfg, nil
+}
+
+// seedList returns the --seed values followed by the --seeds file's.
+func (f *crawlFlags) seedList() ([]string, error) {
+	seeds := append([]string(nil), f.seeds...)
+	if f.seedsFile != "" {
+		more, err := readSeedsFile(f.seedsFile)
+		if err != nil {
+			return nil, err
+		}
+		seeds = append(seeds, more...)
+	}
+	return seeds, nil
+}
+
+// readSeedsFile reads seeds one per line; blank lines and # comments are skipped.
+func readSeedsFile(name string) ([]string, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--seeds: %w", err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--seeds %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// crawlSink is where crawl results go: the index, or nowhere (--no-index,
+// the report keeps the outcome). Close flushes.
+type crawlSink interface {
+	crawler.Sink
+	Close(ctx context.Context) error
+}
+
+type discardSink struct{}
+
+func (discardSink) Put(context.Context, normalize.CatalogResult) error { return nil }
+func (discardSink) Close(context.Context) error                        { return nil }
+
+// openIndexSink returns the sink that writes crawl results to the
+// Meilisearch index (MEILI_URL, MEILI_API_KEY, AGENTFINDER_INDEX) through
+// ingest. INTERIM: the ingest package is being written concurrently; the
+// integrator wires ingest.New here (an *ingest.Indexer satisfies crawlSink
+// with Put and Close). Until then indexing mode reports that it is not
+// available and --no-index must be used.
+var openIndexSink = func(ctx context.Context, getenv func(string) (string, bool), logger *slog.Logger) (crawlSink, error) {
+	return nil, errors.New("indexing is not wired yet in this build: use --no-index")
+}
+
+// progressSink counts results for the progress display.
+type progressSink struct {
+	next crawlSink
+	prog *crawlProgress
+}
+
+func (p *progressSink) Put(ctx context.Context, res normalize.CatalogResult) error {
+	p.prog.add(len(res.Records))
+	return p.next.Put(ctx, res)
+}
+
+// crawlProgress shows a spinner with counts on stderr when it is a terminal.
+type crawlProgress struct {
+	bar      *progressbar.ProgressBar
+	catalogs atomic.Int64
+	records  atomic.Int64
+}
+
+func newCrawlProgress(stderr io.Writer) *crawlProgress {
+	p := &crawlProgress{}
+	if fh, ok := stderr.(*os.File); ok && term.IsTerminal(int(fh.Fd())) {
+		p.bar = progressbar.NewOptions(-1,
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription("crawling"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("catalogs"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return p
+}
+
+func (p *crawlProgress) add(records int) {
+	n := p.catalogs.Add(1)
+	r := p.records.Add(int64(records))
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("crawling: %d records", r))
+		_ = p.bar.Set64(n)
+	}
+}
+
+func (p *crawlProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// printCrawlSummary prints catalogs by via and status, failure reasons,
+// registries found and totals.
+func printCrawlSummary(w io.Writer, rep *crawler.Report) {
+	t := rep.Totals
+	statuses := []string{string(normalize.StatusOK), string(normalize.StatusNotModified), string(normalize.StatusFailed)}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "VIA\t%s\n", strings.Join(statuses, "\t"))
+	for _, via := range sortedKeys(t.ByVia) {
+		row := []string{via}
+		for _, s := range statuses {
+			row = append(row, fmt.Sprint(t.ByVia[via][s]))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\n", t.OK, t.NotModified, t.Failed)
+	_ = tw.Flush()
+	if len(t.Reasons) > 0 {
+		reasons := sortedKeys(t.Reasons)
+		sort.SliceStable(reasons, func(i, j int) bool { return t.Reasons[reasons[i]] > t.Reasons[reasons[j]] })
+		fmt.Fprintf(w, "\nfailed:\n")
+		for _, r := range reasons {
+			fmt.Fprintf(w, "  %-20s %d\n", r, t.Reasons[r])
+		}
+		for _, c := range rep.Catalogs {
+			if c.Status == normalize.StatusFailed {
+				fmt.Fprintf(w, "  - %s (%s): %s\n", c.URL, c.Via, c.Reason)
+			}
+		}
+	}
+	if len(rep.Registries) > 0 {
+		fmt.Fprintf(w, "\nregistries:\n")
+		for _, r := range rep.Registries {
+			fmt.Fprintf(w, "  %s (%s)\n", r.URL, r.Via)
+		}
+	}
+	fmt.Fprintf(w, "\n%d seeds, %d catalogs, %d records, %d problems, %d requests", t.Seeds, t.Catalogs, t.Records, t.Problems, t.Requests)
+	if t.Skipped > 0 {
+		fmt.Fprintf(w, ", %d links not followed (depth or cap)", t.Skipped)
+	}
+	fmt.Fprintln(w)
 }
