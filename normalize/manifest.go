@@ -325,3 +325,15 @@ func pathOr(prefix string) string {
 	}
 	return strings.TrimSuffix(prefix, ".")
 }
+
+// RegistryRecords returns the records of type application/ai-registry+json
+// (Agent Finder registries to federate with), in order.
+func RegistryRecords(recs []Record) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.Type == TypeAIRegistry {
+			out = append(out, r)
+		}
+	}
+	return out
+}
