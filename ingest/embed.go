@@ -1,0 +1,185 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Embedder turns texts into vectors of Dimensions() floats, one per text, in
+// order. Implementations must be safe for concurrent use; ingest calls Embed
+// from up to GOMAXPROCS goroutines at once.
+type Embedder interface {
+	Dimensions() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// maxExamples caps how many examples of one record get their own vector.
+const maxExamples = 16
+
+// EntryText is the text whose vector stands for the whole entry: its name,
+// description, capabilities, skill names and tags, one per line. Relevance
+// tuning changes this function; records are re-embedded when their content
+// hash changes.
+func EntryText(rec normalize.Record) string {
+	var b strings.Builder
+	line := func(s string) {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	line(rec.DisplayName)
+	line(rec.Description)
+	line(strings.Join(rec.Capabilities, ", "))
+	line(strings.Join(rec.SkillNames, ", "))
+	line(strings.Join(rec.Tags, ", "))
+	return b.String()
+}
+
+// vectorTexts returns the texts embedded for rec: the entry text, then each
+// representative query, then up to maxExamples examples. Empty texts are
+// skipped.
+func vectorTexts(rec normalize.Record) []string {
+	var out []string
+	if t := EntryText(rec); t != "" {
+		out = append(out, t)
+	}
+	for _, q := range rec.RepresentativeQueries {
+		if q = strings.TrimSpace(q); q != "" {
+			out = append(out, q)
+		}
+	}
+	n := 0
+	for _, e := range rec.Examples {
+		if n == maxExamples {
+			break
+		}
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+			n++
+		}
+	}
+	return out
+}
+
+// vectorCache remembers vectors by content hash so a record whose content did
+// not change is never embedded twice (stale recovery and precedence moves
+// rewrite whole documents). It is bounded: when full it is cleared, which
+// costs at most one re-embedding per record.
+type vectorCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string][][]float32
+}
+
+func (c *vectorCache) get(hash string) ([][]float32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[hash]
+	return v, ok
+}
+
+func (c *vectorCache) put(hash string, v [][]float32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[string][][]float32)
+	}
+	c.m[hash] = v
+}
+
+// embedDocs sets Vectors on every doc: {"default": [[...], ...]} or
+// {"default": nil} for a record without text. It embeds in chunks across
+// GOMAXPROCS goroutines and reuses cached vectors by content hash.
+func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*normalize.Document) error {
+	type job struct {
+		doc   *normalize.Document
+		texts []string
+	}
+	var jobs []job
+	for _, d := range docs {
+		if v, ok := cache.get(d.ContentHash); ok && d.ContentHash != "" {
+			setVectors(d, v)
+			continue
+		}
+		texts := vectorTexts(d.Record)
+		if len(texts) == 0 {
+			d.Vectors = map[string]any{EmbedderName: nil}
+			continue
+		}
+		jobs = append(jobs, job{doc: d, texts: texts})
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	// Chunks of about 64 texts keep each Embed call busy without starving the
+	// other goroutine.
+	const chunkTexts = 64
+	var chunks [][]job
+	var cur []job
+	n := 0
+	for _, j := range jobs {
+		cur = append(cur, j)
+		n += len(j.texts)
+		if n >= chunkTexts {
+			chunks = append(chunks, cur)
+			cur, n = nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		chunks = append(chunks, cur)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	dims := e.Dimensions()
+	for _, chunk := range chunks {
+		g.Go(func() error {
+			var texts []string
+			for _, j := range chunk {
+				texts = append(texts, j.texts...)
+			}
+			vecs, err := e.Embed(gctx, texts)
+			if err != nil {
+				return fmt.Errorf("embed %d texts: %w", len(texts), err)
+			}
+			if len(vecs) != len(texts) {
+				return fmt.Errorf("embed %d texts: got %d vectors", len(texts), len(vecs))
+			}
+			i := 0
+			for _, j := range chunk {
+				v := vecs[i : i+len(j.texts)]
+				i += len(j.texts)
+				for _, x := range v {
+					if len(x) != dims {
+						return fmt.Errorf("embed: vector of %d dimensions, want %d", len(x), dims)
+					}
+				}
+				setVectors(j.doc, v)
+				if j.doc.ContentHash != "" {
+					cache.put(j.doc.ContentHash, v)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func setVectors(d *normalize.Document, v [][]float32) {
+	if len(v) == 0 {
+		d.Vectors = map[string]any{EmbedderName: nil}
+		return
+	}
+	d.Vectors = map[string]any{EmbedderName: v}
+}

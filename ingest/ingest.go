@@ -1,0 +1,381 @@
+// Package ingest owns the Meilisearch index of Agent Finder: its settings,
+// every write to it, and the rules that decide which record stands when
+// catalogs disagree. The crawler hands it one CatalogResult per fetched
+// catalog through Put; ingest applies the sync rules, batches the writes
+// across catalogs, awaits each Meilisearch task, and retries while
+// Meilisearch is unreachable, slowing the crawler down instead of dropping
+// anything.
+//
+// Who owns which record is kept in the index itself: every document carries
+// sourceCatalog, and ingest loads (id, sourceCatalog, contentHash, precedence
+// fields) for all documents at start, then keeps that table in memory as the
+// only writer. A second, small index "<index>_sources" keeps each catalog's
+// fetch health (last status, consecutive failures, last ok time), which is
+// not derivable from the documents and drives stale marking across restarts.
+// Keeping ownership in the documents means it can never disagree with what
+// is actually indexed.
+//
+// ingest imports normalize and meilisearch-go (through store.go only); it
+// must not import crawler, searchapi or cmd.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// ErrClosed is returned by Put and Flush after Close was called.
+var ErrClosed = errors.New("ingest: indexer closed")
+
+// Config configures an Indexer. The zero value is usable.
+type Config struct {
+	// Index is the Meilisearch index name; default "agents". Per-catalog
+	// state lives in Index+"_sources".
+	Index string
+	// Logger receives lifecycle and failure logs; nil discards.
+	Logger *slog.Logger
+	// Embedder, when set, makes every document carry user-provided vectors
+	// for the "default" embedder. Nil: no embedder setting, no vectors.
+	Embedder Embedder
+	// QueueSize bounds the results waiting to be applied; Put blocks when it
+	// is full. Default 256.
+	QueueSize int
+	// BatchSize is how many documents one write carries at most, and the
+	// number of queued documents that triggers a flush. Default 5000.
+	BatchSize int
+	// FlushInterval is how long a batch waits for more results before it is
+	// written. Default 20ms.
+	FlushInterval time.Duration
+	// StaleAfterFailures marks a catalog's records stale after this many
+	// consecutive failed fetches. Default 3; negative disables.
+	StaleAfterFailures int
+	// StaleAfter marks a catalog's records stale when its last successful
+	// fetch is older than this. Default 7 days; negative disables.
+	StaleAfter time.Duration
+	// StaleCheckInterval is how often the age rule is checked while idle.
+	// Default 1 minute.
+	StaleCheckInterval time.Duration
+	// OnResult, when set, is called from the indexer's goroutine once per
+	// CatalogResult after its writes finished (or failed). It must not block
+	// for long and must not call Put or Flush.
+	OnResult func(catalog string, applied ApplyResult)
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// RetryMin and RetryMax bound the backoff while Meilisearch is
+	// unreachable. Defaults 50ms and 5s.
+	RetryMin, RetryMax time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Index == "" {
+		c.Index = "agents"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.QueueSize <= 0 {
+		c.QueueSize = 256
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 5000
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = 20 * time.Millisecond
+	}
+	if c.StaleAfterFailures == 0 {
+		c.StaleAfterFailures = 3
+	}
+	if c.StaleAfter == 0 {
+		c.StaleAfter = 7 * 24 * time.Hour
+	}
+	if c.StaleCheckInterval <= 0 {
+		c.StaleCheckInterval = time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = 50 * time.Millisecond
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 5 * time.Second
+	}
+}
+
+// ApplyResult is what applying one CatalogResult did to the index.
+type ApplyResult struct {
+	Catalog     string
+	Status      normalize.FetchStatus
+	Upserted    int // records written (new or changed)
+	Unchanged   int // records whose content hash had not changed
+	Deleted     int // records this catalog no longer lists, deleted
+	Conflicts   []Conflict
+	MarkedStale int // records marked stale by this result
+	Recovered   int // stale records made fresh again
+	// Problems holds one CodeConflict problem per losing write.
+	Problems []normalize.Problem
+	// Err is set when writing this result's changes failed for good (a
+	// Meilisearch task failed, or the indexer was closed before the write).
+	Err error
+}
+
+// Conflict is a write that lost against the record already held for the
+// same identifier.
+type Conflict struct {
+	Identifier string
+	Kept       string // catalog whose record stands
+	Lost       string // catalog whose write lost
+	Reason     string // why: "verified publisher", "seq", "updatedAt", "tie"
+}
+
+// Stats are running totals since New.
+type Stats struct {
+	Results      int64 // CatalogResults applied
+	Upserted     int64
+	Unchanged    int64
+	Deleted      int64
+	Conflicts    int64
+	MarkedStale  int64
+	Recovered    int64
+	Batches      int64 // commits
+	Tasks        int64 // Meilisearch write tasks awaited
+	TaskFailures int64 // writes that failed for good
+	Documents    int   // documents ingest believes the index holds
+	Catalogs     int   // catalogs with state
+	Queued       int   // results waiting in the queue
+	LastError    string
+}
+
+// Indexer applies CatalogResults to a Meilisearch index. It satisfies the
+// crawler's Sink. Create it with New and stop it with Close; it owns one
+// goroutine that does all writes.
+type Indexer struct {
+	cfg     Config
+	st      *store
+	index   string
+	sources string
+	vcache  *vectorCache
+
+	queue   chan item
+	mu      sync.RWMutex // held for reading by senders; Close takes it to seal the queue
+	closed  bool
+	closing chan struct{} // closed by Close: senders stop
+	sealed  chan struct{} // closed once no sender can still send
+	done    chan struct{} // closed when the worker exited
+	cancel  context.CancelFunc
+	once    sync.Once
+	runErr  error
+
+	// Worker-owned state.
+	docs map[string]*docMeta
+	srcs map[string]*source
+
+	statsMu sync.Mutex
+	stats   Stats
+}
+
+type item struct {
+	res   *normalize.CatalogResult
+	flush chan error
+}
+
+// New connects to Meilisearch through client, creates the index and its
+// sources index when missing, applies the settings (only when they differ),
+// loads who owns which document, and starts the writer goroutine. It
+// retries while Meilisearch is unreachable until ctx ends.
+func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*Indexer, error) {
+	cfg.defaults()
+	ix := &Indexer{
+		cfg: cfg,
+		st: &store{client: client, logger: cfg.Logger.With("component", "ingest"),
+			retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, poll: 3 * time.Millisecond},
+		index:   cfg.Index,
+		sources: cfg.Index + "_sources",
+		vcache:  &vectorCache{max: 50000},
+		queue:   make(chan item, cfg.QueueSize),
+		closing: make(chan struct{}),
+		sealed:  make(chan struct{}),
+		done:    make(chan struct{}),
+		docs:    make(map[string]*docMeta),
+		srcs:    make(map[string]*source),
+	}
+	if err := ix.setup(ctx); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ix.cancel = cancel
+	go ix.run(runCtx)
+	return ix, nil
+}
+
+func (ix *Indexer) setup(ctx context.Context) error {
+	for _, uid := range []string{ix.index, ix.sources} {
+		if err := ix.st.ensureIndex(ctx, uid); err != nil {
+			return err
+		}
+	}
+	dims := 0
+	if ix.cfg.Embedder != nil {
+		dims = ix.cfg.Embedder.Dimensions()
+	}
+	changed, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims))
+	if err != nil {
+		return err
+	}
+	if changed {
+		ix.st.logger.Info("index settings applied", "index", ix.index)
+	}
+	if err := ix.load(ctx); err != nil {
+		return err
+	}
+	ix.st.logger.Info("ingest ready", "index", ix.index, "documents", len(ix.docs), "catalogs", len(ix.srcs))
+	return nil
+}
+
+// Put queues res to be applied. It blocks while the queue is full (the
+// indexer is behind, or Meilisearch is down) and returns an error only when
+// ctx ends or the indexer is closed; once Put returned nil the result will
+// be applied. The indexer keeps res; the caller must not modify it after.
+func (ix *Indexer) Put(ctx context.Context, res normalize.CatalogResult) error {
+	return ix.send(ctx, item{res: &res})
+}
+
+func (ix *Indexer) send(ctx context.Context, it item) error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return ErrClosed
+	}
+	select {
+	case ix.queue <- it:
+		return nil
+	case <-ix.closing:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Flush waits until every result Put before it was written and is
+// searchable. It returns the error of the batch it completed, if any
+// result in it could not be written.
+func (ix *Indexer) Flush(ctx context.Context) error {
+	ch := make(chan error, 1)
+	if err := ix.send(ctx, item{flush: ch}); err != nil {
+		return err
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting results, writes everything already queued, and
+// waits for the writer to finish. When ctx ends first, pending writes are
+// abandoned (their OnResult reports the error) and ctx's error is returned.
+func (ix *Indexer) Close(ctx context.Context) error {
+	ix.once.Do(func() {
+		close(ix.closing)
+		ix.mu.Lock()
+		ix.closed = true
+		ix.mu.Unlock()
+		close(ix.sealed)
+	})
+	select {
+	case <-ix.done:
+		return ix.runErr
+	case <-ctx.Done():
+		ix.cancel()
+		<-ix.done
+		return ctx.Err()
+	}
+}
+
+// Stats returns running totals.
+func (ix *Indexer) Stats() Stats {
+	ix.statsMu.Lock()
+	defer ix.statsMu.Unlock()
+	s := ix.stats
+	s.Queued = len(ix.queue)
+	return s
+}
+
+// run is the writer goroutine: it groups queued results into batches (by
+// size and by time) and commits them one after another.
+func (ix *Indexer) run(ctx context.Context) {
+	defer close(ix.done)
+	defer ix.cancel()
+	tick := time.NewTicker(ix.cfg.StaleCheckInterval)
+	defer tick.Stop()
+	for {
+		b := ix.newBatch()
+		select {
+		case it := <-ix.queue:
+			ix.add(b, it)
+		case <-tick.C:
+			ix.checkAge(b)
+			if !b.empty() {
+				ix.commit(ctx, b)
+			}
+			continue
+		case <-ix.closing:
+			<-ix.sealed
+			ix.drain(ctx, b)
+			return
+		}
+		linger := time.NewTimer(ix.cfg.FlushInterval)
+	fill:
+		for b.docs < ix.cfg.BatchSize && !b.forced {
+			select {
+			case it := <-ix.queue:
+				ix.add(b, it)
+			case <-linger.C:
+				break fill
+			case <-ix.closing:
+				break fill
+			}
+		}
+		linger.Stop()
+		ix.checkAge(b)
+		ix.commit(ctx, b)
+	}
+}
+
+// drain commits everything left in the sealed queue.
+func (ix *Indexer) drain(ctx context.Context, b *batch) {
+	for {
+		select {
+		case it := <-ix.queue:
+			ix.add(b, it)
+			if b.docs >= ix.cfg.BatchSize {
+				ix.commit(ctx, b)
+				b = ix.newBatch()
+			}
+		default:
+			if !b.empty() {
+				ix.commit(ctx, b)
+			}
+			if ctx.Err() != nil {
+				ix.runErr = ctx.Err()
+			}
+			return
+		}
+	}
+}
+
+func (ix *Indexer) addStats(f func(s *Stats)) {
+	ix.statsMu.Lock()
+	defer ix.statsMu.Unlock()
+	f(&ix.stats)
+	ix.stats.Documents = len(ix.docs)
+	ix.stats.Catalogs = len(ix.srcs)
+}

@@ -1,0 +1,326 @@
+package meili
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ManagedConfig says how to start a managed Meilisearch.
+type ManagedConfig struct {
+	// Bin is the binary to run, as given by AGENTFINDER_MEILI_BIN (cmd reads
+	// the environment). Empty: ./.bin/meilisearch, then meilisearch on PATH.
+	Bin string
+	// DataDir holds the database, dumps, snapshots, the master key and the
+	// log. Default "./data/meili".
+	DataDir string
+	// Logger receives lifecycle logs; nil discards. Meilisearch's own output
+	// goes to DataDir/meilisearch.log.
+	Logger *slog.Logger
+	// StartTimeout bounds the wait for /health. Default 60s.
+	StartTimeout time.Duration
+}
+
+// Managed is a Meilisearch child process on a loopback port. Stop it with
+// Stop; it is not stopped when the context given to StartManaged ends.
+type Managed struct {
+	// URL is the server's base URL (http://127.0.0.1:PORT).
+	URL string
+	// APIKey is the master key, kept in DataDir/master.key (0600).
+	APIKey string
+	// Bin is the binary that was started.
+	Bin string
+
+	cfg  ManagedConfig
+	addr string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	exit chan struct{}
+	log  *os.File
+}
+
+// keyFile is the master key's file name inside the data directory.
+const keyFile = "master.key"
+
+// StartManaged starts Meilisearch with its data under cfg.DataDir, on a free
+// loopback port, with a master key generated on first start and reused after.
+// It returns once /health answers. The error names every binary it tried.
+func StartManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(".", "data", "meili")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 60 * time.Second
+	}
+	bin, err := findBinary(cfg.Bin)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("managed meilisearch: data dir: %w", err)
+	}
+	key, err := masterKey(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("managed meilisearch: free port: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	m := &Managed{URL: "http://" + addr, APIKey: key, Bin: bin, cfg: cfg, addr: addr}
+	if err := m.start(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// findBinary returns the first Meilisearch binary that exists: explicit,
+// ./.bin/meilisearch, then PATH.
+func findBinary(explicit string) (string, error) {
+	var tried []string
+	if explicit != "" {
+		if isExecutable(explicit) {
+			return explicit, nil
+		}
+		tried = append(tried, explicit+" (AGENTFINDER_MEILI_BIN)")
+	}
+	local := filepath.Join(".", ".bin", "meilisearch")
+	if isExecutable(local) {
+		if abs, err := filepath.Abs(local); err == nil {
+			return abs, nil
+		}
+		return local, nil
+	}
+	tried = append(tried, local)
+	if p, err := exec.LookPath("meilisearch"); err == nil {
+		return p, nil
+	}
+	tried = append(tried, "meilisearch on PATH")
+	return "", fmt.Errorf("managed meilisearch: no binary found (tried %s); run `make meilisearch` or set MEILI_URL and MEILI_API_KEY",
+		strings.Join(tried, ", "))
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// masterKey reads the key from dir, or generates and stores it (0600).
+func masterKey(dir string) (string, error) {
+	p := filepath.Join(dir, keyFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		if k := strings.TrimSpace(string(b)); len(k) >= 16 {
+			return k, nil
+		}
+		return "", fmt.Errorf("managed meilisearch: %s holds no usable key (16 bytes or more)", p)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("managed meilisearch: read master key: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("managed meilisearch: generate master key: %w", err)
+	}
+	k := hex.EncodeToString(raw[:])
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("managed meilisearch: store master key: %w", err)
+	}
+	if _, err := f.WriteString(k + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("managed meilisearch: store master key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("managed meilisearch: store master key: %w", err)
+	}
+	return k, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start runs the process on m.addr and waits until it is healthy.
+func (m *Managed) start(ctx context.Context) error {
+	dir := m.cfg.DataDir
+	logf, err := os.OpenFile(filepath.Join(dir, "meilisearch.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("managed meilisearch: log file: %w", err)
+	}
+	cmd := exec.Command(m.Bin,
+		"--http-addr", m.addr,
+		"--db-path", filepath.Join(dir, "db"),
+		"--dump-dir", filepath.Join(dir, "dumps"),
+		"--snapshot-dir", filepath.Join(dir, "snapshots"),
+		"--env", "production",
+		"--no-analytics",
+		"--log-level", "WARN",
+	)
+	// The key goes through the environment, not argv, so ps does not show it.
+	cmd.Env = append(os.Environ(), "MEILI_MASTER_KEY="+m.APIKey)
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("managed meilisearch: start %s: %w", m.Bin, err)
+	}
+	exit := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exit)
+	}()
+	m.mu.Lock()
+	m.cmd, m.exit, m.log = cmd, exit, logf
+	m.mu.Unlock()
+	m.cfg.Logger.Info("meilisearch starting", "bin", m.Bin, "url", m.URL, "pid", cmd.Process.Pid, "data", dir)
+
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.NewTimer(m.cfg.StartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if healthy(ctx, hc, m.URL) {
+			m.cfg.Logger.Info("meilisearch healthy", "url", m.URL)
+			return nil
+		}
+		select {
+		case <-exit:
+			m.closeLog()
+			return fmt.Errorf("managed meilisearch: %s exited during start: %s", m.Bin, m.logTail())
+		case <-deadline.C:
+			_ = m.Stop()
+			return fmt.Errorf("managed meilisearch: %s not healthy at %s after %s: %s", m.Bin, m.URL, m.cfg.StartTimeout, m.logTail())
+		case <-ctx.Done():
+			_ = m.Stop()
+			return fmt.Errorf("managed meilisearch: start: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func healthy(ctx context.Context, hc *http.Client, base string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<10))
+	return resp.StatusCode == http.StatusOK
+}
+
+// logTail returns the end of Meilisearch's log for error messages.
+func (m *Managed) logTail() string {
+	b, err := os.ReadFile(filepath.Join(m.cfg.DataDir, "meilisearch.log"))
+	if err != nil {
+		return "no log"
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) > 800 {
+		b = b[len(b)-800:]
+	}
+	if len(b) == 0 {
+		return "empty log"
+	}
+	return string(b)
+}
+
+func (m *Managed) closeLog() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.log != nil {
+		m.log.Close()
+		m.log = nil
+	}
+}
+
+// Stop stops the process: SIGTERM, then SIGKILL after 10 seconds. It is
+// safe to call more than once.
+func (m *Managed) Stop() error {
+	m.mu.Lock()
+	cmd, exit := m.cmd, m.exit
+	m.cmd = nil
+	m.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	defer m.closeLog()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exit:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exit
+		m.cfg.Logger.Warn("meilisearch killed after SIGTERM timeout", "pid", cmd.Process.Pid)
+	}
+	m.cfg.Logger.Info("meilisearch stopped", "pid", cmd.Process.Pid)
+	return nil
+}
+
+// Kill stops the process abruptly with SIGKILL, as a crash would.
+func (m *Managed) Kill() error {
+	m.mu.Lock()
+	cmd, exit := m.cmd, m.exit
+	m.cmd = nil
+	m.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	defer m.closeLog()
+	_ = cmd.Process.Kill()
+	<-exit
+	return nil
+}
+
+// Restart stops the process and starts it again on the same address, key
+// and data, so clients keep working once it is healthy.
+func (m *Managed) Restart(ctx context.Context) error {
+	if err := m.Stop(); err != nil {
+		return err
+	}
+	return m.start(ctx)
+}
+
+// Start starts a stopped process again on the same address, key and data.
+func (m *Managed) Start(ctx context.Context) error {
+	m.mu.Lock()
+	running := m.cmd != nil
+	m.mu.Unlock()
+	if running {
+		return nil
+	}
+	return m.start(ctx)
+}
+
+// Restart restarts m; see (*Managed).Restart.
+func Restart(ctx context.Context, m *Managed) error { return m.Restart(ctx) }

@@ -1,0 +1,185 @@
+package ingest
+
+import (
+	"context"
+	"slices"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// EmbedderName is the name of the Meilisearch embedder ingest configures
+// when Config.Embedder is set; searchapi uses it for hybrid queries.
+const EmbedderName = "default"
+
+// searchableAttributes are in the order Meilisearch's "attribute" ranking
+// rule weighs them: a match earlier in the list ranks higher.
+//   - displayName first: people search for an agent by its name.
+//   - identifier next: a URN or package name typed verbatim should find its entry.
+//   - capabilities, skillNames, tags, skills: what the agent does, said tersely
+//     by the publisher; the strongest signal after the name.
+//   - representativeQueries and examples: phrasings users actually type, so
+//     they match queries well but are long and noisy, hence after the terms.
+//   - description: long free prose, matches almost anything; weigh it low.
+//   - publisher and host.displayName last: "acme" should find acme's agents,
+//     but a company name in a query is weaker than what the agent does.
+var searchableAttributes = []string{
+	normalize.FieldDisplayName,
+	normalize.FieldIdentifier,
+	normalize.FieldCapabilities,
+	"skillNames",
+	normalize.FieldTags,
+	normalize.FieldSkills,
+	"representativeQueries",
+	"examples",
+	"description",
+	normalize.FieldPublisher,
+	"host.displayName",
+}
+
+// filterableAttributes cover every filter the search APIs offer, plus what
+// ingest and searchapi filter on internally (stale, expiry, source catalog).
+var filterableAttributes = []string{
+	normalize.FieldType,
+	normalize.FieldPublisher,
+	normalize.FieldPublisherNames,
+	normalize.FieldPublisherVerified,
+	normalize.FieldCompliance,
+	normalize.FieldTags,
+	normalize.FieldSkills,
+	normalize.FieldCapabilities,
+	normalize.FieldProtocols,
+	normalize.FieldStatus,
+	normalize.FieldStale,
+	normalize.FieldSourceCatalog,
+	normalize.FieldExpiresAtTs,
+	normalize.FieldUpdatedAtTs,
+	normalize.FieldIndexedAtTs,
+	normalize.FieldIdentifier,
+}
+
+// sortableAttributes serve browsing (GET /agents): by name, by freshness.
+var sortableAttributes = []string{
+	normalize.FieldDisplayName,
+	normalize.FieldUpdatedAtTs,
+	normalize.FieldIndexedAtTs,
+}
+
+// rankingRules: Meilisearch's defaults, with "attribute" moved before
+// "proximity". Agent entries are short fields, not prose: a query word found
+// in the name or capabilities matters more than two words sitting close
+// together in a long description. "sort" comes after the relevance rules so
+// an explicit sort only breaks ties when there is a query, and orders
+// everything when browsing with an empty query. "exactness" last: exact word
+// matches break remaining ties.
+var rankingRules = []string{"words", "typo", "attribute", "proximity", "sort", "exactness"}
+
+// typoTolerance keeps typos on (users misspell "calender", "wether") with
+// Meilisearch's default word-size thresholds, but off where a typo would
+// match the wrong thing: identifiers and publishers are exact names (a typo
+// of "acme.test" must not find "acne.test"), and numbers are versions or
+// ids. These attributes are still searchable; they just require exact words.
+var typoTolerance = meilisearch.TypoTolerance{
+	Enabled:             true,
+	MinWordSizeForTypos: meilisearch.MinWordSizeForTypos{OneTypo: 5, TwoTypos: 9},
+	DisableOnWords:      []string{},
+	DisableOnAttributes: []string{normalize.FieldIdentifier, normalize.FieldPublisher},
+	DisableOnNumbers:    true,
+}
+
+// maxTotalHits lets browsing page deep into a large index (Meilisearch's
+// default stops at 1,000).
+const maxTotalHits = 100000
+
+// maxValuesPerFacet is enough for a tag or publisher facet list on a page.
+const maxValuesPerFacet = 200
+
+// desiredSettings returns the index settings for an embedder of dims
+// dimensions (0: none).
+func desiredSettings(dims int) *meilisearch.Settings {
+	tt := typoTolerance
+	s := &meilisearch.Settings{
+		RankingRules:         slices.Clone(rankingRules),
+		SearchableAttributes: slices.Clone(searchableAttributes),
+		FilterableAttributes: slices.Clone(filterableAttributes),
+		SortableAttributes:   slices.Clone(sortableAttributes),
+		TypoTolerance:        &tt,
+		Pagination:           &meilisearch.Pagination{MaxTotalHits: maxTotalHits},
+		Faceting:             &meilisearch.Faceting{MaxValuesPerFacet: maxValuesPerFacet},
+	}
+	if dims > 0 {
+		s.Embedders = map[string]meilisearch.Embedder{
+			EmbedderName: {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: dims},
+		}
+	}
+	return s
+}
+
+// settingsMatch reports whether cur already has every setting of want, so a
+// restart does not enqueue a settings task (which would reindex nothing but
+// still cost a task and, for embedders, possibly drop vectors).
+func settingsMatch(cur, want *meilisearch.Settings) bool {
+	sameSet := func(a, b []string) bool {
+		a, b = slices.Clone(a), slices.Clone(b)
+		slices.Sort(a)
+		slices.Sort(b)
+		return slices.Equal(a, b)
+	}
+	if !slices.Equal(cur.RankingRules, want.RankingRules) ||
+		!slices.Equal(cur.SearchableAttributes, want.SearchableAttributes) ||
+		!sameSet(cur.FilterableAttributes, want.FilterableAttributes) ||
+		!sameSet(cur.SortableAttributes, want.SortableAttributes) {
+		return false
+	}
+	if cur.Pagination == nil || cur.Pagination.MaxTotalHits != want.Pagination.MaxTotalHits {
+		return false
+	}
+	if cur.Faceting == nil || cur.Faceting.MaxValuesPerFacet != want.Faceting.MaxValuesPerFacet {
+		return false
+	}
+	ct, wt := cur.TypoTolerance, want.TypoTolerance
+	if ct == nil || ct.Enabled != wt.Enabled || ct.MinWordSizeForTypos != wt.MinWordSizeForTypos ||
+		ct.DisableOnNumbers != wt.DisableOnNumbers || !sameSet(ct.DisableOnAttributes, wt.DisableOnAttributes) ||
+		!sameSet(ct.DisableOnWords, wt.DisableOnWords) {
+		return false
+	}
+	if len(cur.Embedders) != len(want.Embedders) {
+		return false
+	}
+	for name, w := range want.Embedders {
+		c, ok := cur.Embedders[name]
+		if !ok || c.Source != w.Source || c.Dimensions != w.Dimensions {
+			return false
+		}
+	}
+	return true
+}
+
+// applySettings brings index's settings to want, writing only what differs.
+func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings) (changed bool, err error) {
+	var cur *meilisearch.Settings
+	err = s.retry(ctx, "get settings of "+index, func(ctx context.Context) error {
+		var err error
+		cur, err = s.client.Index(index).GetSettingsWithContext(ctx)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	if settingsMatch(cur, want) {
+		return false, nil
+	}
+	if len(want.Embedders) == 0 && len(cur.Embedders) > 0 {
+		err := s.write(ctx, "reset embedders of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return s.client.Index(index).ResetEmbeddersWithContext(ctx)
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	err = s.write(ctx, "update settings of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+		return s.client.Index(index).UpdateSettingsWithContext(ctx, want)
+	})
+	return err == nil, err
+}
