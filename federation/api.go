@@ -79,9 +79,11 @@ type Response struct {
 type Searcher interface {
 	// Search answers q in the given mode (never ModeNone: searchapi answers that
 	// alone). via lists the registries the request already passed through
-	// (from the incoming Via header), for loop detection. local is called
-	// exactly once. Upstream failures never fail the search; only an error of
-	// local does.
+	// (from the incoming Via header, raw elements or names), for loop
+	// detection. local is called once, not at all when pageToken says the
+	// local index is exhausted. Upstream failures never fail the search;
+	// only an error of local does. A pageToken not issued for this query by
+	// this registry is ErrInvalidPageToken.
 	Search(ctx context.Context, mode Mode, q Query, pageToken string, via []string, local LocalSearch) (Response, error)
 }
 

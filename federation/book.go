@@ -1,0 +1,421 @@
+package federation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// How a registry was learned.
+const (
+	LearnedConfigured = "configured" // --upstream or the upstreams file: trusted
+	LearnedCrawled    = "crawled"    // an application/ai-registry(+json) catalog entry
+	LearnedDNS        = "dns"        // a _search._agents.<domain> record
+	LearnedUpstream   = "upstream"   // named in an upstream's answer (per search, not kept in the book)
+)
+
+// ReferralType is the type of referral entries (§7.1 example).
+const ReferralType = "application/ai-registry"
+
+// Registry is one registry this registry knows.
+type Registry struct {
+	Endpoint    string   // search endpoint URL (§7: the entry URL if it ends in /search, else base URL + "search")
+	Identifier  string   // catalog identifier (synthesized for configured and DNS registries)
+	DisplayName string   // human-readable name
+	Description string   // may be empty
+	Tags        []string // may be empty
+	Learned     string   // Learned* constant
+}
+
+// Trusted reports whether the registry was configured by the operator (no
+// SSRF guard, publisher verification claims honored).
+func (r Registry) Trusted() bool { return r.Learned == LearnedConfigured }
+
+// Book is the registry book: the registries known and how each was learned.
+// It is safe for concurrent use.
+type Book struct {
+	allowPrivate bool
+
+	mu   sync.RWMutex
+	regs map[string]*Registry // by endpointKey
+	seq  []string             // keys in insertion order
+}
+
+// NewBook returns an empty book. allowPrivate lets learned registries use
+// loopback and private addresses.
+func NewBook(allowPrivate bool) *Book {
+	return &Book{allowPrivate: allowPrivate, regs: map[string]*Registry{}}
+}
+
+// errNotRegistryURL reports a registry URL that cannot be used.
+var errNotRegistryURL = errors.New("not an http(s) registry URL")
+
+// SearchEndpoint returns the search endpoint for a registry URL (§7): the
+// URL itself when its path ends in /search, else the URL joined with
+// "search". Only http and https URLs without user info are accepted.
+func SearchEndpoint(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("registry url %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
+		return "", fmt.Errorf("registry url %q: %w", raw, errNotRegistryURL)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/search") {
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		return u.String(), nil
+	}
+	return u.JoinPath("search").String(), nil
+}
+
+// endpointKey identifies a registry independently of scheme, a trailing
+// /search or slash: "host:port/path". It also accepts bare names (from Via).
+func endpointKey(s string) string {
+	s = strings.TrimSpace(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return strings.ToLower(strings.TrimSuffix(s, "/"))
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	p = strings.TrimSuffix(p, "/search")
+	return strings.ToLower(u.Host) + p
+}
+
+// add inserts or updates r. A configured registry is never downgraded by a
+// learned one, but learned metadata fills what configuration left empty.
+func (b *Book) add(r Registry) {
+	k := endpointKey(r.Endpoint)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old, ok := b.regs[k]
+	if !ok {
+		b.regs[k] = &r
+		b.seq = append(b.seq, k)
+		return
+	}
+	if old.Learned == LearnedConfigured && r.Learned != LearnedConfigured {
+		if old.Description == "" {
+			old.Description = r.Description
+		}
+		if len(old.Tags) == 0 {
+			old.Tags = r.Tags
+		}
+		if strings.HasPrefix(old.Identifier, "urn:ai:"+syntheticPublisher) || old.DisplayName == hostOf(old.Endpoint) {
+			old.Identifier, old.DisplayName = r.Identifier, r.DisplayName
+		}
+		return
+	}
+	*old = r
+}
+
+// AddConfigured adds a trusted, operator-configured upstream (as
+// Config.Upstreams does): no SSRF guard, federated to in auto mode.
+func (b *Book) AddConfigured(raw string) error {
+	ep, err := SearchEndpoint(raw)
+	if err != nil {
+		return err
+	}
+	b.add(Registry{
+		Endpoint:    ep,
+		Identifier:  syntheticIdentifier(ep, "registry"),
+		DisplayName: hostOf(ep),
+		Learned:     LearnedConfigured,
+	})
+	return nil
+}
+
+// AddFromRecords adds the registries among crawled records: entries of type
+// application/ai-registry(+json) with a url. Entries whose URL is not http(s)
+// or names a literal private address (unless allowed) are skipped. It
+// returns how many were added or refreshed.
+func (b *Book) AddFromRecords(records []normalize.Record) int {
+	n := 0
+	for _, rec := range records {
+		if !isRegistryType(rec.Type) || rec.URL == "" {
+			continue
+		}
+		ep, err := b.learnedEndpoint(rec.URL)
+		if err != nil {
+			continue
+		}
+		name := rec.DisplayName
+		if name == "" {
+			name = hostOf(ep)
+		}
+		b.add(Registry{
+			Endpoint:    ep,
+			Identifier:  rec.Identifier,
+			DisplayName: name,
+			Description: rec.Description,
+			Tags:        slices.Clone(rec.Tags),
+			Learned:     LearnedCrawled,
+		})
+		n++
+	}
+	return n
+}
+
+// AddDNS adds the registry a _search._agents.<domain> record named. endpoint
+// is the URL the crawler derived from the record.
+func (b *Book) AddDNS(domain, endpoint string) error {
+	ep, err := b.learnedEndpoint(endpoint)
+	if err != nil {
+		return err
+	}
+	domain = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(domain), "."))
+	id := syntheticIdentifier(ep, "dns")
+	if isDomain(domain) {
+		id = "urn:ai:" + domain + ":registry:dns"
+	}
+	b.add(Registry{
+		Endpoint:    ep,
+		Identifier:  id,
+		DisplayName: domain,
+		Description: "Agent registry announced in DNS by " + domain,
+		Learned:     LearnedDNS,
+	})
+	return nil
+}
+
+// learnedEndpoint applies the static part of the SSRF guard to a learned
+// registry URL (the dialer checks the addresses actually connected to).
+func (b *Book) learnedEndpoint(raw string) (string, error) {
+	ep, err := SearchEndpoint(raw)
+	if err != nil {
+		return "", err
+	}
+	if !b.allowPrivate {
+		u, _ := url.Parse(ep)
+		h := u.Hostname()
+		if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
+			return "", fmt.Errorf("registry url %q: %w", raw, errForbiddenAddress)
+		}
+		if a, err := netip.ParseAddr(h); err == nil && forbiddenAddr(a) {
+			return "", fmt.Errorf("registry url %q: %w", raw, errForbiddenAddress)
+		}
+	}
+	return ep, nil
+}
+
+// Registries returns a snapshot of the book in insertion order.
+func (b *Book) Registries() []Registry {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]Registry, 0, len(b.seq))
+	for _, k := range b.seq {
+		out = append(out, *b.regs[k])
+	}
+	return out
+}
+
+// Len returns the number of registries in the book.
+func (b *Book) Len() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.seq)
+}
+
+// isRegistryType reports an application/ai-registry type, with or without +json.
+func isRegistryType(t string) bool {
+	return strings.TrimSuffix(normalize.CanonicalType(t), "+json") == "application/ai-registry"
+}
+
+// syntheticPublisher is the publisher of identifiers made up for registries
+// that have none (configured URLs, IP hosts): a reserved TLD, never real.
+const syntheticPublisher = "registry.invalid"
+
+// syntheticIdentifier makes a stable identifier for a registry known only by
+// its endpoint: urn:ai:<host domain>:registry:<kind>-<hash>, or under
+// registry.invalid for hosts that are not domain names.
+func syntheticIdentifier(endpoint, kind string) string {
+	sum := sha256.Sum256([]byte(endpointKey(endpoint)))
+	h := hex.EncodeToString(sum[:4])
+	host := strings.ToLower(hostOf(endpoint))
+	if hn, _, err := net.SplitHostPort(host); err == nil {
+		host = hn
+	}
+	if isDomain(host) {
+		return "urn:ai:" + host + ":registry:" + kind + "-" + h
+	}
+	return "urn:ai:" + syntheticPublisher + ":" + kind + "-" + h
+}
+
+func hostOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return endpoint
+	}
+	return u.Host
+}
+
+// Referral is the catalog entry for a registry (§7.1 "referrals").
+func (r Registry) Referral() json.RawMessage {
+	v := struct {
+		Identifier  string `json:"identifier"`
+		DisplayName string `json:"displayName"`
+		Type        string `json:"type"`
+		URL         string `json:"url"`
+		Description string `json:"description,omitempty"`
+	}{r.Identifier, r.DisplayName, ReferralType, r.Endpoint, r.Description}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// Rank orders registries for a query, most relevant first: each query term
+// found in the display name scores 3, in a tag 2, in the description or the
+// host name 1. Ties keep configured registries first, then book order.
+func Rank(regs []Registry, text string) []Registry {
+	terms := terms(text)
+	type scored struct {
+		r     Registry
+		score int
+		i     int
+	}
+	s := make([]scored, len(regs))
+	for i, r := range regs {
+		s[i] = scored{r: r, i: i, score: relevance(r, terms)}
+	}
+	sort.SliceStable(s, func(a, b int) bool {
+		if s[a].score != s[b].score {
+			return s[a].score > s[b].score
+		}
+		ca, cb := s[a].r.Trusted(), s[b].r.Trusted()
+		if ca != cb {
+			return ca
+		}
+		return s[a].i < s[b].i
+	})
+	out := make([]Registry, len(s))
+	for i := range s {
+		out[i] = s[i].r
+	}
+	return out
+}
+
+func relevance(r Registry, terms []string) int {
+	if len(terms) == 0 {
+		return 0
+	}
+	name := setOf(tokens(r.DisplayName))
+	desc := setOf(tokens(r.Description))
+	host := setOf(tokens(hostOf(r.Endpoint)))
+	tags := map[string]bool{}
+	for _, t := range r.Tags {
+		for _, w := range tokens(t) {
+			tags[w] = true
+		}
+	}
+	score := 0
+	for _, t := range terms {
+		if name[t] {
+			score += 3
+		}
+		if tags[t] {
+			score += 2
+		}
+		if desc[t] || host[t] {
+			score++
+		}
+	}
+	return score
+}
+
+// stopwords are query words that say nothing about a registry.
+var stopwords = map[string]bool{
+	"a": true, "an": true, "and": true, "the": true, "of": true, "for": true, "to": true, "in": true,
+	"on": true, "me": true, "my": true, "find": true, "with": true, "that": true, "is": true, "or": true,
+	"i": true, "need": true, "want": true,
+}
+
+func terms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range tokens(text) {
+		if stopwords[w] || len(w) < 2 || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// tokens splits s into lower-case words; a trailing plural "s" is dropped so
+// "registries"/"registry" and "tools"/"tool" meet.
+func tokens(s string) []string {
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	for i, w := range f {
+		switch {
+		case strings.HasSuffix(w, "ies") && len(w) > 4:
+			f[i] = w[:len(w)-3] + "y"
+		case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && len(w) > 3:
+			f[i] = w[:len(w)-1]
+		}
+	}
+	return f
+}
+
+func setOf(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// allowedHost reports whether host matches one of the patterns.
+func allowedHost(host string, patterns []string) bool {
+	host = strings.ToLower(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToLower(p), host); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// isDomain reports a syntactically valid domain name with at least two
+// labels and a non-numeric top-level label (so not an IP address).
+func isDomain(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, c := range l {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	tld := labels[len(labels)-1]
+	return strings.IndexFunc(tld, func(r rune) bool { return r < '0' || r > '9' }) >= 0
+}

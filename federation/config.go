@@ -1,0 +1,147 @@
+package federation
+
+import (
+	"bufio"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultBudget          = 1500 * time.Millisecond
+	DefaultUpstreamTimeout = time.Second
+	DefaultMaxHops         = 2
+	DefaultConcurrency     = 8
+	DefaultMaxReferrals    = 10
+	DefaultBreakerFailures = 3
+	DefaultBreakerCooldown = 30 * time.Second
+	// MaxResponseBytes is the largest upstream response body read; a larger
+	// one is an error for that upstream.
+	MaxResponseBytes = 1 << 20
+)
+
+// Config configures a Federator. The zero value is usable: no upstreams, a
+// random name and token key, the defaults above.
+type Config struct {
+	// Name identifies this registry in Via headers (its public base URL is a
+	// good choice). Loop detection relies on it being unique among the
+	// registries that federate to each other. Empty means a random name.
+	Name string
+
+	// Upstreams are configured registries (search endpoints or base URLs).
+	// They are trusted: no SSRF guard, always federated to in auto mode.
+	Upstreams []string
+
+	// FederateLearned lets auto mode fan out to registries learned from
+	// crawled catalogs, DNS and upstream answers. By default they are only
+	// referred to.
+	FederateLearned bool
+	// FederateHosts allows fan-out to learned registries whose host matches
+	// one of these patterns (path.Match syntax, e.g. "*.example.com").
+	FederateHosts []string
+	// AllowPrivate lets learned registries resolve to loopback, private,
+	// link-local, multicast or unspecified addresses (tests, intranets).
+	AllowPrivate bool
+
+	// Budget bounds the whole fan-out of one search; what has not arrived
+	// by then is reported as a timeout. Zero means DefaultBudget.
+	Budget time.Duration
+	// UpstreamTimeout bounds one upstream call (within Budget). Zero means
+	// DefaultUpstreamTimeout.
+	UpstreamTimeout time.Duration
+	// Concurrency bounds the upstream calls in flight per search. Zero means
+	// DefaultConcurrency.
+	Concurrency int
+	// MaxHops bounds registry-to-registry chains: a request whose Via already
+	// names MaxHops registries is answered locally only, and registries named
+	// in upstream answers are followed only while the chain stays within it.
+	// Zero means DefaultMaxHops.
+	MaxHops int
+	// ForwardAuto sends federation "auto" upstream while the chain stays
+	// within MaxHops; by default upstream requests say "none".
+	ForwardAuto bool
+
+	// BreakerFailures consecutive failures open an upstream's circuit; it is
+	// skipped until BreakerCooldown has passed, then one call probes it.
+	BreakerFailures int
+	BreakerCooldown time.Duration
+
+	// MaxReferrals bounds the referrals returned. Zero means DefaultMaxReferrals.
+	MaxReferrals int
+
+	// TokenKey signs page tokens (HMAC-SHA256). Empty means a random key:
+	// tokens then only work against this process.
+	TokenKey []byte
+
+	// RootCAs, when set, replaces the system roots for upstream TLS
+	// (enterprise CAs).
+	RootCAs *x509.CertPool
+
+	// Now is the clock (breaker, provenance). Nil means time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.Budget <= 0 {
+		c.Budget = DefaultBudget
+	}
+	if c.UpstreamTimeout <= 0 {
+		c.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if c.UpstreamTimeout > c.Budget {
+		c.UpstreamTimeout = c.Budget
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.MaxHops <= 0 {
+		c.MaxHops = DefaultMaxHops
+	}
+	if c.BreakerFailures <= 0 {
+		c.BreakerFailures = DefaultBreakerFailures
+	}
+	if c.BreakerCooldown <= 0 {
+		c.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if c.MaxReferrals <= 0 {
+		c.MaxReferrals = DefaultMaxReferrals
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// LoadUpstreamsFile reads upstream registry URLs, one per line; blank lines
+// and lines starting with # are ignored, as is anything after " #".
+func LoadUpstreamsFile(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read upstreams: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, err := SearchEndpoint(line); err != nil {
+			return nil, fmt.Errorf("read upstreams: %s:%d: %w", path, n, err)
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read upstreams %s: %w", path, err)
+	}
+	return out, nil
+}
