@@ -1,0 +1,215 @@
+package searchapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+const (
+	defaultListSize = 20
+	maxListSize     = 100
+)
+
+// listResponse is GET /agents's answer.
+type listResponse struct {
+	Items     []map[string]json.RawMessage `json:"items"`
+	Total     int64                        `json:"total"`
+	PageToken string                       `json:"pageToken,omitempty"`
+}
+
+// handleList serves GET /agents (§7.2): deterministic browsing by filter and
+// order, no relevance.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
+	qv := r.URL.Query()
+	for k := range qv {
+		switch k {
+		case "filter", "orderBy", "pageSize", "pageToken", "includeStale":
+		default:
+			return invalid("unknown query parameter %q", k)
+		}
+	}
+	size := defaultListSize
+	if v := qv.Get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListSize {
+			return invalid("pageSize must be an integer from 1 to %d", maxListSize)
+		}
+		size = n
+	}
+	includeStale := false
+	if v := qv.Get("includeStale"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return invalid("includeStale must be true or false")
+		}
+		includeStale = b
+	}
+	tree, err := parseFilter(qv.Get("filter"))
+	if err != nil {
+		return err
+	}
+	expr, err := translate(tree)
+	if err != nil {
+		return err
+	}
+	sortRules, err := parseOrderBy(qv.Get("orderBy"))
+	if err != nil {
+		return err
+	}
+	filter := expr
+	if !includeStale {
+		filter = andExpr(expr, liveExpr(s.now()))
+	}
+	// The token is bound to the translated filter, the order, the page size
+	// and includeStale: a token only continues the listing it came from.
+	norm := "agents\x00" + expr + "\x00" + strings.Join(sortRules, ",") + "\x00" + strconv.Itoa(size) + "\x00" + strconv.FormatBool(includeStale)
+	offset := 0
+	if t := qv.Get("pageToken"); t != "" {
+		if offset, err = s.tokens.decode(norm, t); err != nil {
+			return err
+		}
+	}
+	page := int64(offset/size + 1)
+	hpp := int64(size)
+	req := &meilisearch.SearchRequest{
+		Filter:               nilIfEmpty(filter),
+		Sort:                 sortRules,
+		Page:                 page,
+		HitsPerPage:          &hpp,
+		AttributesToRetrieve: searchAttributes,
+	}
+	resp, err := s.rawSearch(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	out := listResponse{Items: make([]map[string]json.RawMessage, 0, len(resp.Hits)), Total: resp.TotalHits}
+	for _, h := range resp.Hits {
+		h["source"] = mustJSON(s.publicURL)
+		out.Items = append(out.Items, h)
+	}
+	if next := offset + size; int64(next) < resp.TotalHits && next < maxOffset {
+		out.PageToken = s.tokens.encode(norm, next)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// internalFields are index fields never shown to clients.
+var internalFields = []string{
+	normalize.FieldID, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
+	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
+	"_rankingScoreDetails",
+}
+
+// handleGet serves GET /agents/{identifier}: the full record of one
+// (percent-encoded) identifier.
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("identifier")
+	if id == "" {
+		return invalid("identifier is required")
+	}
+	var doc map[string]json.RawMessage
+	err := s.index.GetDocumentWithContext(r.Context(), normalize.DocID(id), &meilisearch.DocumentQuery{}, &doc)
+	if err != nil {
+		var me *meilisearch.Error
+		if errors.As(err, &me) && (me.StatusCode == http.StatusNotFound) && me.MeilisearchApiError.Code == "document_not_found" {
+			return errNotFound
+		}
+		return err
+	}
+	var got string
+	if json.Unmarshal(doc["identifier"], &got) != nil || got != id {
+		return errNotFound // a key collision or a malformed document: never show another record
+	}
+	for _, f := range internalFields {
+		delete(doc, f)
+	}
+	// The record's provenance moves to "provenance"; "source" is this registry.
+	if p, ok := doc["source"]; ok {
+		doc["provenance"] = p
+	}
+	doc["source"] = mustJSON(s.publicURL)
+	writeJSON(w, http.StatusOK, doc)
+	return nil
+}
+
+// exploreBody is POST /explore (ARD): facet counts over a query and filters.
+type exploreBody struct {
+	searchBody
+	Facets []string `json:"facets"`
+}
+
+// exploreFacets are the facets POST /explore may count.
+var exploreFacets = map[string]string{
+	"type":         normalize.FieldType,
+	"publisher":    normalize.FieldPublisher,
+	"tags":         normalize.FieldTags,
+	"compliance":   normalize.FieldCompliance,
+	"protocols":    normalize.FieldProtocols,
+	"capabilities": normalize.FieldCapabilities,
+	"skills":       normalize.FieldSkills,
+}
+
+var defaultFacets = []string{"type", "publisher", "tags", "compliance"}
+
+// exploreResponse is POST /explore's answer.
+type exploreResponse struct {
+	Total  int64                     `json:"total"`
+	Facets map[string]map[string]int `json:"facets"`
+}
+
+func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
+	var body exploreBody
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	q, err := parseSearch(&body.searchBody, false)
+	if err != nil {
+		return err
+	}
+	names := body.Facets
+	if len(names) == 0 {
+		names = defaultFacets
+	}
+	fields := make([]string, 0, len(names))
+	for _, n := range names {
+		f, ok := exploreFacets[n]
+		if !ok {
+			return unsupported("facet %q is not supported", n)
+		}
+		fields = append(fields, f)
+	}
+	req := s.buildSearch(r.Context(), q, 0, 0)
+	req.Limit = 0
+	req.Facets = fields
+	req.AttributesToRetrieve = nil
+	req.ShowRankingScore = false
+	req.ShowRankingScoreDetails = false
+	resp, err := s.rawSearch(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	var dist map[string]map[string]int
+	if len(resp.FacetDistribution) > 0 {
+		if err := json.Unmarshal(resp.FacetDistribution, &dist); err != nil {
+			return err
+		}
+	}
+	out := exploreResponse{Total: resp.EstimatedTotalHits, Facets: map[string]map[string]int{}}
+	for i, n := range names {
+		m := dist[fields[i]]
+		if m == nil {
+			m = map[string]int{}
+		}
+		out.Facets[n] = m
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

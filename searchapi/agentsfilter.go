@@ -1,0 +1,540 @@
+package searchapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// The GET /agents filter language. Agent Finder §7.2 names an "EBNF filter
+// expression" without giving the grammar; this is the one we implement, in
+// the spirit of Google AIP-160 (which §7.2's orderBy syntax follows), with
+// the usual precedence (NOT over AND over OR):
+//
+//	expression  = and-expr { "OR" and-expr } ;
+//	and-expr    = unary { [ "AND" ] unary } ;          (juxtaposition is AND)
+//	unary       = ( "NOT" | "-" ) unary | primary ;
+//	primary     = "(" expression ")" | restriction ;
+//	restriction = field comparator value
+//	            | field "IN" ( "(" | "[" ) value { "," value } ( ")" | "]" ) ;
+//	comparator  = "=" | "!=" | ":" | "<" | "<=" | ">" | ">=" ;
+//	value       = string | word ;
+//	string      = '"' { char | '\"' | '\\' } '"' | "'" { char | "\'" | '\\' } "'" ;
+//	word        = a run of characters other than space ( ) [ ] , = ! < > : " ' ;
+//
+// AND, OR, NOT and IN are keywords in any case; quote a value to use one
+// literally. ":" means "has" (equality for single values, membership for
+// lists). The expression is parsed into a syntax tree and translated field by
+// field into a Meilisearch filter whose values are all re-quoted: nothing of
+// the client's text is passed through. Unknown fields are 400
+// unsupported_filter; syntax errors and operators a field does not support
+// are 400 invalid_request.
+
+const (
+	maxFilterLen   = 2000
+	maxFilterDepth = 32
+	maxFilterTerms = 100
+)
+
+type tokKind int
+
+const (
+	tEOF tokKind = iota
+	tWord
+	tString
+	tLParen
+	tRParen
+	tLBrack
+	tRBrack
+	tComma
+	tOp // = != : < <= > >=
+	tMinus
+)
+
+type token struct {
+	kind tokKind
+	text string // word, unquoted string, or operator
+	pos  int    // byte offset, for messages
+}
+
+// tokenize splits a filter expression into tokens.
+func tokenize(s string) ([]token, error) {
+	var toks []token
+	i := 0
+	for i < len(s) {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			return nil, invalid("filter: invalid UTF-8 at offset %d", i)
+		}
+		switch {
+		case unicode.IsSpace(r):
+			i += w
+		case r == '(':
+			toks = append(toks, token{tLParen, "(", i})
+			i++
+		case r == ')':
+			toks = append(toks, token{tRParen, ")", i})
+			i++
+		case r == '[':
+			toks = append(toks, token{tLBrack, "[", i})
+			i++
+		case r == ']':
+			toks = append(toks, token{tRBrack, "]", i})
+			i++
+		case r == ',':
+			toks = append(toks, token{tComma, ",", i})
+			i++
+		case r == '=' || r == ':':
+			toks = append(toks, token{tOp, string(r), i})
+			i++
+		case r == '!' || r == '<' || r == '>':
+			if i+1 < len(s) && s[i+1] == '=' {
+				toks = append(toks, token{tOp, s[i : i+2], i})
+				i += 2
+			} else if r == '!' {
+				return nil, invalid("filter: '!' at offset %d must be followed by '='", i)
+			} else {
+				toks = append(toks, token{tOp, string(r), i})
+				i++
+			}
+		case r == '"' || r == '\'':
+			start := i
+			i++
+			var b strings.Builder
+			closed := false
+			for i < len(s) {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) {
+					b.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == byte(r) {
+					closed = true
+					i++
+					break
+				}
+				b.WriteByte(c)
+				i++
+			}
+			if !closed {
+				return nil, invalid("filter: unterminated string starting at offset %d", start)
+			}
+			toks = append(toks, token{tString, b.String(), start})
+		case r == '-' && (len(toks) == 0 || toks[len(toks)-1].kind != tOp):
+			toks = append(toks, token{tMinus, "-", i})
+			i++
+		default:
+			start := i
+			for i < len(s) {
+				r, w := utf8.DecodeRuneInString(s[i:])
+				if unicode.IsSpace(r) || strings.ContainsRune(`()[],=!<>:"'`, r) {
+					break
+				}
+				i += w
+			}
+			toks = append(toks, token{tWord, s[start:i], start})
+		}
+	}
+	return append(toks, token{tEOF, "", len(s)}), nil
+}
+
+// Syntax tree of a filter expression.
+type fnode interface{ isNode() }
+
+type andNode struct{ kids []fnode }
+type orNode struct{ kids []fnode }
+type notNode struct{ kid fnode }
+type cmpNode struct {
+	field string
+	op    string // = != : < <= > >= in
+	vals  []string
+	pos   int
+}
+
+func (andNode) isNode() {}
+func (orNode) isNode()  {}
+func (notNode) isNode() {}
+func (cmpNode) isNode() {}
+
+type parser struct {
+	toks  []token
+	i     int
+	depth int
+	terms int
+}
+
+// parseFilter parses a filter expression into a syntax tree.
+func parseFilter(s string) (fnode, error) {
+	if len(s) > maxFilterLen {
+		return nil, invalid("filter is longer than %d bytes", maxFilterLen)
+	}
+	toks, err := tokenize(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks}
+	if p.peek().kind == tEOF {
+		return nil, nil
+	}
+	n, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tEOF {
+		return nil, invalid("filter: unexpected %q at offset %d", t.text, t.pos)
+	}
+	return n, nil
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) next() token  { t := p.toks[p.i]; p.i++; return t }
+
+func (p *parser) keyword(k string) bool {
+	t := p.peek()
+	return t.kind == tWord && strings.EqualFold(t.text, k)
+}
+
+func (p *parser) expr() (fnode, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxFilterDepth {
+		return nil, invalid("filter is nested deeper than %d", maxFilterDepth)
+	}
+	first, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	kids := []fnode{first}
+	for p.keyword("OR") {
+		p.next()
+		n, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		kids = append(kids, n)
+	}
+	if len(kids) == 1 {
+		return first, nil
+	}
+	return orNode{kids}, nil
+}
+
+func (p *parser) and() (fnode, error) {
+	first, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	kids := []fnode{first}
+	for {
+		if p.keyword("AND") {
+			p.next()
+		} else if t := p.peek(); t.kind == tEOF || t.kind == tRParen || p.keyword("OR") {
+			break
+		}
+		n, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		kids = append(kids, n)
+	}
+	if len(kids) == 1 {
+		return first, nil
+	}
+	return andNode{kids}, nil
+}
+
+func (p *parser) unary() (fnode, error) {
+	if p.keyword("NOT") || p.peek().kind == tMinus {
+		p.next()
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxFilterDepth {
+			return nil, invalid("filter is nested deeper than %d", maxFilterDepth)
+		}
+		n, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return notNode{n}, nil
+	}
+	return p.primary()
+}
+
+func (p *parser) primary() (fnode, error) {
+	t := p.peek()
+	switch t.kind {
+	case tLParen:
+		p.next()
+		n, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		if c := p.next(); c.kind != tRParen {
+			return nil, invalid("filter: expected ')' at offset %d", c.pos)
+		}
+		return n, nil
+	case tWord:
+		if p.keyword("AND") || p.keyword("OR") {
+			return nil, invalid("filter: unexpected %s at offset %d", t.text, t.pos)
+		}
+		return p.restriction()
+	case tEOF:
+		return nil, invalid("filter: unexpected end of expression")
+	}
+	return nil, invalid("filter: unexpected %q at offset %d", t.text, t.pos)
+}
+
+func (p *parser) restriction() (fnode, error) {
+	f := p.next()
+	p.terms++
+	if p.terms > maxFilterTerms {
+		return nil, invalid("filter has more than %d comparisons", maxFilterTerms)
+	}
+	if p.keyword("IN") {
+		p.next()
+		open := p.next()
+		if open.kind != tLParen && open.kind != tLBrack {
+			return nil, invalid("filter: expected '(' or '[' after IN at offset %d", open.pos)
+		}
+		closeKind := tRParen
+		if open.kind == tLBrack {
+			closeKind = tRBrack
+		}
+		var vals []string
+		for {
+			v := p.next()
+			if v.kind != tWord && v.kind != tString {
+				return nil, invalid("filter: expected a value at offset %d", v.pos)
+			}
+			vals = append(vals, v.text)
+			if len(vals) > maxFilterTerms {
+				return nil, invalid("filter has more than %d values in one IN list", maxFilterTerms)
+			}
+			sep := p.next()
+			if sep.kind == closeKind {
+				break
+			}
+			if sep.kind != tComma {
+				return nil, invalid("filter: expected ',' or the end of the IN list at offset %d", sep.pos)
+			}
+		}
+		return cmpNode{field: f.text, op: "in", vals: vals, pos: f.pos}, nil
+	}
+	op := p.next()
+	if op.kind != tOp {
+		return nil, invalid("filter: expected a comparison after %q at offset %d", f.text, op.pos)
+	}
+	v := p.next()
+	if v.kind != tWord && v.kind != tString {
+		return nil, invalid("filter: expected a value after %s at offset %d", op.text, v.pos)
+	}
+	return cmpNode{field: f.text, op: op.text, vals: []string{v.text}, pos: f.pos}, nil
+}
+
+// fieldKind says how a filterable field compares.
+type fieldKind int
+
+const (
+	kString fieldKind = iota // one value per document
+	kList                    // an array of values
+	kType                    // media type, spelling variants expanded
+	kBool
+	kTime // stored as Unix seconds
+)
+
+type fieldSpec struct {
+	index string
+	kind  fieldKind
+	norm  func(string) string
+}
+
+// agentFields are the fields the filter language knows (with aliases).
+var agentFields = map[string]fieldSpec{
+	"identifier":        {normalize.FieldIdentifier, kString, trim},
+	"id":                {normalize.FieldIdentifier, kString, trim},
+	"type":              {normalize.FieldType, kType, trim},
+	"mediaType":         {normalize.FieldType, kType, trim},
+	"publisher":         {normalize.FieldPublisherNames, kList, publisherValue},
+	"publisherVerified": {normalize.FieldPublisherVerified, kBool, lower},
+	"verified":          {normalize.FieldPublisherVerified, kBool, lower},
+	"tags":              {normalize.FieldTags, kList, trim},
+	"tag":               {normalize.FieldTags, kList, trim},
+	"skills":            {normalize.FieldSkills, kList, trim},
+	"skill":             {normalize.FieldSkills, kList, trim},
+	"capabilities":      {normalize.FieldCapabilities, kList, trim},
+	"capability":        {normalize.FieldCapabilities, kList, trim},
+	"protocols":         {normalize.FieldProtocols, kList, lower},
+	"protocol":          {normalize.FieldProtocols, kList, lower},
+	"compliance":        {normalize.FieldCompliance, kList, lower},
+	"status":            {normalize.FieldStatus, kString, lower},
+	"stale":             {normalize.FieldStale, kBool, lower},
+	"sourceCatalog":     {normalize.FieldSourceCatalog, kString, trim},
+	"catalog":           {normalize.FieldSourceCatalog, kString, trim},
+	"updatedAt":         {normalize.FieldUpdatedAtTs, kTime, trim},
+	"indexedAt":         {normalize.FieldIndexedAtTs, kTime, trim},
+	"expiresAt":         {normalize.FieldExpiresAtTs, kTime, trim},
+}
+
+// translate turns a syntax tree into a Meilisearch filter expression.
+func translate(n fnode) (string, error) {
+	switch n := n.(type) {
+	case nil:
+		return "", nil
+	case andNode:
+		return translateAll(n.kids, " AND ")
+	case orNode:
+		return translateAll(n.kids, " OR ")
+	case notNode:
+		s, err := translate(n.kid)
+		if err != nil {
+			return "", err
+		}
+		return "NOT (" + s + ")", nil
+	case cmpNode:
+		return translateCmp(n)
+	}
+	return "", fmt.Errorf("filter: unknown node %T", n)
+}
+
+func translateAll(kids []fnode, op string) (string, error) {
+	parts := make([]string, len(kids))
+	for i, k := range kids {
+		s, err := translate(k)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = "(" + s + ")"
+	}
+	return strings.Join(parts, op), nil
+}
+
+func translateCmp(c cmpNode) (string, error) {
+	spec, ok := agentFields[c.field]
+	if !ok {
+		return "", unsupported("filter field %q is not supported", c.field)
+	}
+	vals := make([]string, 0, len(c.vals))
+	for _, v := range c.vals {
+		vals = append(vals, spec.norm(v))
+	}
+	switch spec.kind {
+	case kTime:
+		var ts []string
+		for _, v := range vals {
+			t, err := parseFilterTime(v)
+			if err != nil {
+				return "", invalid("filter: %s needs a timestamp (RFC 3339, a date or Unix seconds), got %q", c.field, v)
+			}
+			ts = append(ts, strconv.FormatInt(t, 10))
+		}
+		switch c.op {
+		case "=", ":":
+			return spec.index + " = " + ts[0], nil
+		case "!=":
+			return spec.index + " != " + ts[0], nil
+		case "<", "<=", ">", ">=":
+			return spec.index + " " + c.op + " " + ts[0], nil
+		case "in":
+			return spec.index + " IN [" + strings.Join(ts, ", ") + "]", nil
+		}
+	case kBool:
+		var bs []string
+		for _, v := range vals {
+			if v != "true" && v != "false" {
+				return "", invalid("filter: %s is true or false, got %q", c.field, v)
+			}
+			bs = append(bs, v)
+		}
+		switch c.op {
+		case "=", ":":
+			return spec.index + " = " + bs[0], nil
+		case "!=":
+			return spec.index + " != " + bs[0], nil
+		case "in":
+			return spec.index + " IN [" + strings.Join(bs, ", ") + "]", nil
+		}
+	default:
+		one := func(v string) string {
+			if spec.kind == kType {
+				return inExpr(spec.index, typeSpellings(v))
+			}
+			return eqExpr(spec.index, v)
+		}
+		switch c.op {
+		case "=", ":":
+			return one(vals[0]), nil
+		case "!=":
+			return "NOT (" + one(vals[0]) + ")", nil
+		case "in":
+			if spec.kind == kType {
+				var all []string
+				for _, v := range vals {
+					all = append(all, typeSpellings(v)...)
+				}
+				return inExpr(spec.index, all), nil
+			}
+			return inExpr(spec.index, vals), nil
+		}
+	}
+	return "", invalid("filter: operator %s is not supported for field %s", c.op, c.field)
+}
+
+// parseFilterTime reads RFC 3339, a date, or Unix seconds.
+func parseFilterTime(v string) (int64, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.Unix(), nil
+		}
+	}
+	return 0, fmt.Errorf("not a timestamp: %q", v)
+}
+
+// parseOrderBy reads "field [ASC|DESC], ..." into Meilisearch sort rules.
+func parseOrderBy(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		f := strings.Fields(part)
+		if len(f) == 0 || len(f) > 2 {
+			return nil, invalid("orderBy: want \"field [ASC|DESC]\" items separated by commas")
+		}
+		var field string
+		switch strings.ToLower(f[0]) {
+		case "displayname", "name", "display_name":
+			field = normalize.FieldDisplayName
+		case "updatedat", "updated_at", "updated":
+			field = normalize.FieldUpdatedAtTs
+		case "indexedat", "indexed_at", "createdat", "created_at":
+			field = normalize.FieldIndexedAtTs
+		default:
+			return nil, invalid("orderBy: cannot order by %q (use displayName, updatedAt or indexedAt)", f[0])
+		}
+		dir := "asc"
+		if len(f) == 2 {
+			switch strings.ToUpper(f[1]) {
+			case "ASC":
+			case "DESC":
+				dir = "desc"
+			default:
+				return nil, invalid("orderBy: direction must be ASC or DESC, got %q", f[1])
+			}
+		}
+		out = append(out, field+":"+dir)
+	}
+	if len(out) > 3 {
+		return nil, invalid("orderBy: at most 3 fields")
+	}
+	return out, nil
+}

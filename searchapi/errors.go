@@ -1,0 +1,153 @@
+package searchapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/meilisearch/meilisearch-go"
+)
+
+// Error codes of the xu error model (DESIGN.md, "External contracts").
+const (
+	CodeInvalidRequest    = "invalid_request"
+	CodeUnsupportedFilter = "unsupported_filter"
+	CodeUnauthorized      = "unauthorized"
+	CodeForbidden         = "forbidden"
+	CodeNotFound          = "not_found"
+	CodeConflict          = "conflict"
+	CodeRateLimited       = "rate_limited"
+	CodeUnavailable       = "unavailable"
+	CodeInternal          = "internal"
+)
+
+// APIError is an error the client may see: an HTTP status, an xu code and a
+// message safe to show. Anything that is not an APIError becomes a generic 500.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+
+// invalid returns a 400 invalid_request error.
+func invalid(format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// unsupported returns a 400 unsupported_filter error naming the filter.
+func unsupported(format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusBadRequest, Code: CodeUnsupportedFilter, Message: fmt.Sprintf(format, args...)}
+}
+
+var (
+	errNotFound    = &APIError{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no such resource"}
+	errRateLimited = &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited, Message: "too many concurrent requests; retry shortly"}
+	errUnavailable = &APIError{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: "the search index is unavailable; retry shortly"}
+	errInternal    = &APIError{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "internal error"}
+)
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code          string `json:"code"`
+	Message       string `json:"message"`
+	CorrelationID string `json:"correlationId"`
+}
+
+// classify maps any error to what the client is told. It is the one place
+// that decides statuses and codes.
+func classify(err error) *APIError {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if meiliUnavailable(err) {
+		return errUnavailable
+	}
+	return errInternal
+}
+
+// meiliUnavailable reports whether err means Meilisearch could not be reached
+// or answered with a server-side failure.
+func meiliUnavailable(err error) bool {
+	var me *meilisearch.Error
+	if errors.As(err, &me) {
+		switch me.ErrCode {
+		case meilisearch.MeilisearchCommunicationError, meilisearch.MeilisearchTimeoutError, meilisearch.MeilisearchMaxRetriesExceeded:
+			return true
+		}
+		if me.StatusCode >= 500 {
+			return true
+		}
+		if me.MeilisearchApiError.Code == "index_not_found" {
+			return true // ingest has not created the index yet
+		}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe)
+}
+
+// newCorrelationID returns a random request id.
+func newCorrelationID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeError writes err as the client should see it and logs it once. A
+// request whose client went away gets nothing written and no error logged.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	cid := correlationID(r.Context())
+	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.Canceled)) {
+		s.log.Debug("request cancelled", "correlationId", cid, "path", r.URL.Path)
+		return
+	}
+	ae := classify(err)
+	switch {
+	case ae.Status >= 500:
+		s.log.Error("request failed", "correlationId", cid, "path", r.URL.Path, "status", ae.Status, "err", err)
+	default:
+		s.log.Debug("request rejected", "correlationId", cid, "path", r.URL.Path, "status", ae.Status, "code", ae.Code, "err", err)
+	}
+	if ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, ae.Status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: cid}})
+}
+
+// writeJSON writes v with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"internal error","correlationId":""}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte{'\n'})
+}
+
+type ctxKey int
+
+const correlationKey ctxKey = 0
+
+// correlationID returns the request's correlation id.
+func correlationID(ctx context.Context) string {
+	id, _ := ctx.Value(correlationKey).(string)
+	return id
+}

@@ -1,0 +1,217 @@
+package searchapi
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Filters are built here and only here. Every value a client sends is passed
+// through quote, so user text never becomes filter syntax: it is always a
+// double-quoted Meilisearch string with backslashes and quotes escaped. Field
+// names never come from the client; they are the normalize.Field* constants.
+// Meilisearch compares filter strings case-insensitively.
+
+// quote returns v as a Meilisearch filter string literal.
+func quote(v string) string {
+	var b strings.Builder
+	b.Grow(len(v) + 2)
+	b.WriteByte('"')
+	for _, r := range v {
+		switch r {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// eqExpr is `field = "v"`.
+func eqExpr(field, v string) string { return field + " = " + quote(v) }
+
+// inExpr is `field IN ["a", "b"]`: the document's field (or one element of
+// an array field) equals one of vals.
+func inExpr(field string, vals []string) string {
+	if len(vals) == 1 {
+		return eqExpr(field, vals[0])
+	}
+	var b strings.Builder
+	b.WriteString(field)
+	b.WriteString(" IN [")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(v))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// andExpr joins non-empty expressions with AND, each in parentheses.
+func andExpr(parts ...string) string { return joinExpr(" AND ", parts) }
+
+// orExpr joins non-empty expressions with OR, each in parentheses.
+func orExpr(parts ...string) string { return joinExpr(" OR ", parts) }
+
+func joinExpr(op string, parts []string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return ""
+	case 1:
+		return keep[0]
+	}
+	return "(" + strings.Join(keep, ")"+op+"(") + ")"
+}
+
+// notExpr negates a non-empty expression.
+func notExpr(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "NOT (" + e + ")"
+}
+
+// liveExpr leaves out stale records and records that expired at or before now.
+func liveExpr(now time.Time) string {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return normalize.FieldStale + " = false AND (" + normalize.FieldExpiresAtTs + " = 0 OR " + normalize.FieldExpiresAtTs + " > " + ts + ")"
+}
+
+// typeSpellings returns the stored spellings a requested media type matches:
+// the canonical form normalize stores, with and without "+json", so that
+// "application/mcp-server-card+json", "APPLICATION/MCP-SERVER; v=1" and
+// "application/ai-registry" all find what normalize canonicalized.
+func typeSpellings(v string) []string {
+	c := normalize.CanonicalType(v)
+	base := strings.TrimSuffix(c, "+json")
+	out := []string{c}
+	for _, s := range []string{base, base + "+json"} {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// publisherValue reduces a publisher given as a URN, URL or name to what
+// publisherNames holds (lower-case domain, host identifier or name).
+func publisherValue(v string) string {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if strings.Contains(v, "://") {
+		if u, err := url.Parse(v); err == nil && u.Hostname() != "" {
+			return u.Hostname()
+		}
+	}
+	return v
+}
+
+// filterGroup is one hard constraint of a search: a field and values, with
+// how the values combine.
+type filterGroup struct {
+	Key   string   // the request's name for it (tags, requiredTags, type, ...)
+	Field string   // index field
+	Op    groupOp  // any, all, none
+	Vals  []string // normalized values
+}
+
+type groupOp int
+
+const (
+	opAny  groupOp = iota // one of the values (OR)
+	opAll                 // every value (AND)
+	opNone                // none of the values
+)
+
+// expr translates the group into a filter expression.
+func (g filterGroup) expr() string {
+	if len(g.Vals) == 0 {
+		return ""
+	}
+	switch g.Op {
+	case opAll:
+		parts := make([]string, len(g.Vals))
+		for i, v := range g.Vals {
+			parts[i] = g.valueExpr(v)
+		}
+		return andExpr(parts...)
+	case opNone:
+		parts := make([]string, len(g.Vals))
+		for i, v := range g.Vals {
+			parts[i] = g.valueExpr(v)
+		}
+		return notExpr(orExpr(parts...))
+	}
+	if g.Field == normalize.FieldType {
+		parts := make([]string, len(g.Vals))
+		for i, v := range g.Vals {
+			parts[i] = g.valueExpr(v)
+		}
+		return orExpr(parts...)
+	}
+	return inExpr(g.Field, g.Vals)
+}
+
+// valueExpr matches one value, expanding media type spellings.
+func (g filterGroup) valueExpr(v string) string {
+	if g.Field == normalize.FieldType {
+		return inExpr(g.Field, typeSpellings(v))
+	}
+	return eqExpr(g.Field, v)
+}
+
+// filterKey describes a filter a client may name in query.filter (ARD) or
+// as a query extension field.
+type filterKey struct {
+	field string
+	op    groupOp
+	norm  func(string) string
+}
+
+func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+func trim(s string) string  { return strings.TrimSpace(s) }
+
+// filterKeys are the filters POST /search and POST /explore understand.
+var filterKeys = map[string]filterKey{
+	"type":         {normalize.FieldType, opAny, trim},
+	"publisher":    {normalize.FieldPublisherNames, opAny, publisherValue},
+	"compliance":   {normalize.FieldCompliance, opAny, lower},
+	"tags":         {normalize.FieldTags, opAny, trim},
+	"requiredTags": {normalize.FieldTags, opAll, trim},
+	"excludedTags": {normalize.FieldTags, opNone, trim},
+	"skills":       {normalize.FieldSkills, opAny, trim},
+	"capabilities": {normalize.FieldCapabilities, opAny, trim},
+	"protocols":    {normalize.FieldProtocols, opAny, lower},
+	"identifier":   {normalize.FieldIdentifier, opAny, trim},
+	"status":       {normalize.FieldStatus, opAny, lower},
+}
+
+// newGroup builds a group for a known key from raw values, dropping empty
+// values. ok is false for an unknown key.
+func newGroup(key string, vals []string) (filterGroup, bool) {
+	k, ok := filterKeys[key]
+	if !ok {
+		return filterGroup{}, false
+	}
+	g := filterGroup{Key: key, Field: k.field, Op: k.op}
+	for _, v := range vals {
+		if v = k.norm(v); v != "" && !slices.Contains(g.Vals, v) {
+			g.Vals = append(g.Vals, v)
+		}
+	}
+	return g, true
+}

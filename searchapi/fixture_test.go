@@ -1,0 +1,284 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// testNow is the clock of every test server: after expired-storm expired.
+var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// indexSettings are the settings ingest applies (DESIGN.md), applied here so
+// the tests do not depend on ingest.
+func indexSettings() *meilisearch.Settings {
+	return &meilisearch.Settings{
+		SearchableAttributes: []string{"displayName", "capabilities", "tags", "skillNames", "representativeQueries", "examples", "description", "publisher"},
+		FilterableAttributes: []string{
+			normalize.FieldType, normalize.FieldPublisher, normalize.FieldPublisherNames, normalize.FieldPublisherVerified,
+			normalize.FieldCompliance, normalize.FieldTags, normalize.FieldSkills, normalize.FieldCapabilities,
+			normalize.FieldProtocols, normalize.FieldStatus, normalize.FieldStale, normalize.FieldSourceCatalog,
+			normalize.FieldExpiresAtTs, normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldIdentifier,
+		},
+		SortableAttributes: []string{normalize.FieldDisplayName, normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs},
+	}
+}
+
+// catalogRecords normalizes a manifest as if fetched from origin. Fields the
+// interim normalize does not derive yet (publisher, verification, compliance,
+// protocols, host) are completed the way DESIGN.md defines them, only when
+// normalize left them empty, so the tests hold before and after the
+// normalize rewrite lands.
+func catalogRecords(t testing.TB, body []byte, origin string) []normalize.Record {
+	t.Helper()
+	res := normalize.Catalog(body, normalize.Options{Origin: origin, Via: normalize.ViaWellKnown, Now: testNow.Add(-time.Hour)})
+	if len(res.Records) == 0 {
+		t.Fatalf("normalize.Catalog(%s): no records; problems %+v", origin, res.Problems)
+	}
+	var m struct {
+		Host    *normalize.HostInfo `json:"host"`
+		Entries []struct {
+			Identifier    string `json:"identifier"`
+			TrustManifest struct {
+				Attestations []struct {
+					Type string `json:"type"`
+				} `json:"attestations"`
+			} `json:"trustManifest"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	originHost := ""
+	if u, err := url.Parse(origin); err == nil {
+		originHost = u.Hostname()
+	}
+	for i := range res.Records {
+		r := &res.Records[i]
+		if r.Publisher == "" {
+			parts := strings.Split(r.Identifier, ":")
+			if len(parts) > 2 {
+				r.Publisher = strings.ToLower(parts[2])
+			}
+			r.PublisherVerified = originHost == r.Publisher || strings.HasSuffix(originHost, "."+r.Publisher)
+		}
+		if r.Host == nil {
+			r.Host = m.Host
+		}
+		if len(r.Compliance) == 0 {
+			for _, e := range m.Entries {
+				if e.Identifier != r.Identifier {
+					continue
+				}
+				for _, a := range e.TrustManifest.Attestations {
+					v := strings.ToLower(a.Type)
+					fam, _, _ := strings.Cut(v, "-")
+					r.Compliance = append(r.Compliance, v)
+					if fam != v {
+						r.Compliance = append(r.Compliance, fam)
+					}
+				}
+			}
+		}
+		if len(r.Protocols) == 0 {
+			switch {
+			case strings.Contains(r.Type, "a2a"):
+				r.Protocols = []string{"a2a"}
+			case strings.Contains(r.Type, "mcp"):
+				r.Protocols = []string{"mcp"}
+			}
+		}
+	}
+	return res.Records
+}
+
+// fixture is a real index with the test catalogs and a server over it.
+type fixture struct {
+	t      testing.TB
+	meili  *meilitest.Server
+	index  string
+	srv    *Server
+	http   *httptest.Server
+	byName map[string]normalize.Document
+}
+
+// fillerCount is how many near-identical "filler" records the fixture adds,
+// enough for several pages.
+const fillerCount = 37
+
+func newFixture(t testing.TB, mut func(*Config)) *fixture {
+	t.Helper()
+	ms, name := meilitest.Index(t, "searchapi")
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(indexSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	var recs []normalize.Record
+	for _, f := range []struct{ file, origin string }{
+		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
+		{"weather.json", "https://mirror.example.net/weather/ai-catalog.json"},
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata", f.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, catalogRecords(t, body, f.origin)...)
+	}
+	recs = append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
+	docs := make([]normalize.Document, 0, len(recs))
+	f := &fixture{t: t, meili: ms, index: name, byName: map[string]normalize.Document{}}
+	for _, r := range recs {
+		if strings.HasSuffix(r.Identifier, ":expired-storm") && r.ExpiresAt == "" {
+			r.ExpiresAt = "2026-01-01T00:00:00Z" // as an xu artifact's expires_at would set it
+		}
+		d := normalize.NewDocument(r, testNow.Add(-30*time.Minute))
+		if strings.HasSuffix(r.Identifier, ":old-radar") {
+			d.Stale = true // what ingest does when a catalog keeps failing
+		}
+		docs = append(docs, d)
+		f.byName[r.Identifier] = d
+	}
+	task, err = idx.AddDocuments(docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Index:        name,
+		PublicURL:    "https://finder.test.example",
+		RegistryName: "Test Finder",
+		Meili:        ms.Client,
+		PageTokenKey: []byte("test-key"),
+		Now:          func() time.Time { return testNow },
+	}
+	if mut != nil {
+		mut(&cfg)
+	}
+	srv, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	f.http = httptest.NewServer(srv.Handler())
+	t.Cleanup(f.http.Close)
+	return f
+}
+
+// fillerCatalog is a manifest of n similar general assistants.
+func fillerCatalog(n int) []byte {
+	var entries []map[string]any
+	for i := range n {
+		entries = append(entries, map[string]any{
+			"identifier":  fmt.Sprintf("urn:ai:filler.example:agent:assistant-%02d", i),
+			"displayName": fmt.Sprintf("General Assistant %02d", i),
+			"type":        "application/a2a-agent-card+json",
+			"url":         fmt.Sprintf("https://filler.example/agents/%02d.json", i),
+			"description": fmt.Sprintf("A general purpose assistant that answers questions, variant %d.", i),
+			"tags":        []string{"filler", "assistant"},
+			"updatedAt":   testNow.Add(-time.Duration(i) * time.Hour).Format(time.RFC3339),
+		})
+	}
+	b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "host": map[string]string{"displayName": "Filler"}, "entries": entries})
+	return b
+}
+
+// do sends a request and decodes the JSON answer into out (if non-nil).
+func (f *fixture) do(method, path string, body any, hdr map[string]string, out any) *http.Response {
+	f.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, f.http.URL+path, rd)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	conformOpenAPI(f.t, method, path, resp.StatusCode, raw)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			f.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+	return resp
+}
+
+// searchResult is a result as tests read it.
+type searchResult struct {
+	Identifier        string    `json:"identifier"`
+	Type              string    `json:"type"`
+	Score             int       `json:"score"`
+	Source            string    `json:"source"`
+	Tags              []string  `json:"tags"`
+	Publisher         string    `json:"publisher"`
+	PublisherVerified bool      `json:"publisherVerified"`
+	Evidence          *evidence `json:"evidence"`
+}
+
+type searchOut struct {
+	Results   []searchResult    `json:"results"`
+	Referrals []json.RawMessage `json:"referrals"`
+	Upstreams []json.RawMessage `json:"upstreams"`
+	PageToken string            `json:"pageToken"`
+	Error     *errorDetail      `json:"error"`
+}
+
+func (f *fixture) search(body any) (int, searchOut) {
+	f.t.Helper()
+	var out searchOut
+	resp := f.do(http.MethodPost, "/search", body, nil, &out)
+	return resp.StatusCode, out
+}
+
+func ids(rs []searchResult) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Identifier
+	}
+	return out
+}

@@ -1,0 +1,791 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+const (
+	maxBodyBytes    = 64 << 10
+	maxTextRunes    = 1000
+	defaultPageSize = 10
+	maxPageSize     = 100
+)
+
+// stringList accepts a JSON string or an array of strings.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = stringList{s}
+		return nil
+	}
+	if bytes.Equal(b, []byte("null")) {
+		*l = nil
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*l = ss
+	return nil
+}
+
+// searchBody is POST /search as clients send it: the Agent Finder v0.4.2
+// shape, the ARD v0.9 shape (federation at the root, query.filter) and the
+// xu extensions. Unknown fields are ignored.
+type searchBody struct {
+	Query           json.RawMessage `json:"query"`
+	Federation      *string         `json:"federation"`
+	PageSize        json.RawMessage `json:"pageSize"`
+	PageToken       string          `json:"pageToken"`
+	IncludeEvidence bool            `json:"includeEvidence"`
+	IncludeStale    bool            `json:"includeStale"`
+}
+
+type queryBody struct {
+	Text            *string                    `json:"text"`
+	Type            stringList                 `json:"type"`
+	Compliance      stringList                 `json:"compliance"`
+	Publisher       stringList                 `json:"publisher"`
+	Federation      *string                    `json:"federation"`
+	Filter          map[string]json.RawMessage `json:"filter"`
+	Constraints     map[string]json.RawMessage `json:"constraints"`
+	Tags            stringList                 `json:"tags"`
+	RequiredTags    stringList                 `json:"requiredTags"`
+	ExcludedTags    stringList                 `json:"excludedTags"`
+	PreferredTags   stringList                 `json:"preferredTags"`
+	Skills          stringList                 `json:"skills"`
+	Capabilities    stringList                 `json:"capabilities"`
+	Protocols       stringList                 `json:"protocols"`
+	VerifiedOnly    *bool                      `json:"verifiedOnly"`
+	IncludeEvidence bool                       `json:"includeEvidence"`
+	IncludeStale    bool                       `json:"includeStale"`
+}
+
+// searchQuery is a validated search.
+type searchQuery struct {
+	Text          string
+	Groups        []filterGroup
+	PreferredTags []string
+	VerifiedOnly  bool
+	IncludeStale  bool
+	Evidence      bool
+	Mode          federation.Mode
+	PageSize      int
+	PageToken     string
+}
+
+// decodeBody reads a JSON request body of at most maxBodyBytes into v.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return invalid("request body exceeds %d bytes", maxBodyBytes)
+		}
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalid("request body is empty; want a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			return invalid("field %s has the wrong type", ute.Field)
+		}
+		return invalid("request body is not valid JSON for this endpoint")
+	}
+	return nil
+}
+
+// parseMode reads a federation mode; "" is auto.
+func parseMode(s string) (federation.Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return federation.ModeAuto, nil
+	case "referrals", "referral":
+		return federation.ModeReferrals, nil
+	case "none":
+		return federation.ModeNone, nil
+	}
+	return "", invalid("federation must be auto, referrals or none")
+}
+
+// parseSearch validates a search body. requireText is false for /explore.
+func parseSearch(b *searchBody, requireText bool) (*searchQuery, error) {
+	q := &searchQuery{PageSize: defaultPageSize, PageToken: b.PageToken, Evidence: b.IncludeEvidence, IncludeStale: b.IncludeStale}
+	var qb queryBody
+	switch t := bytes.TrimSpace(b.Query); {
+	case len(t) == 0 || bytes.Equal(t, []byte("null")):
+		if requireText {
+			return nil, invalid("query.text is required")
+		}
+	case t[0] == '"': // xu shape: "query": "text"
+		var s string
+		if err := json.Unmarshal(t, &s); err != nil {
+			return nil, invalid("query is not valid")
+		}
+		qb.Text = &s
+	default:
+		if err := json.Unmarshal(t, &qb); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && ute.Field != "" {
+				return nil, invalid("query.%s has the wrong type", ute.Field)
+			}
+			return nil, invalid("query must be an object with a text field")
+		}
+	}
+	if qb.Text != nil {
+		q.Text = strings.TrimSpace(*qb.Text)
+	}
+	if requireText && q.Text == "" {
+		return nil, invalid("query.text is required and must not be empty")
+	}
+	if !utf8.ValidString(q.Text) {
+		return nil, invalid("query.text is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(q.Text) > maxTextRunes {
+		return nil, invalid("query.text is longer than %d characters", maxTextRunes)
+	}
+	q.Evidence = q.Evidence || qb.IncludeEvidence
+	q.IncludeStale = q.IncludeStale || qb.IncludeStale
+
+	mode := ""
+	if qb.Federation != nil {
+		mode = *qb.Federation
+	}
+	if b.Federation != nil {
+		if qb.Federation != nil && !strings.EqualFold(strings.TrimSpace(*b.Federation), strings.TrimSpace(*qb.Federation)) {
+			return nil, invalid("federation is given twice with different values")
+		}
+		mode = *b.Federation
+	}
+	m, err := parseMode(mode)
+	if err != nil {
+		return nil, err
+	}
+	q.Mode = m
+
+	if t := bytes.TrimSpace(b.PageSize); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		var f float64
+		if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
+			return nil, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
+		}
+		q.PageSize = int(f)
+	}
+
+	add := func(key string, vals []string) error {
+		if len(vals) == 0 {
+			return nil
+		}
+		g, ok := newGroup(key, vals)
+		if !ok {
+			return unsupported("filter %q is not supported", key)
+		}
+		if len(g.Vals) > 0 {
+			if len(g.Vals) > 64 {
+				return invalid("filter %q has more than 64 values", key)
+			}
+			q.Groups = append(q.Groups, g)
+		}
+		return nil
+	}
+	for _, kv := range []struct {
+		key  string
+		vals []string
+	}{
+		{"type", qb.Type}, {"compliance", qb.Compliance}, {"publisher", qb.Publisher},
+		{"tags", qb.Tags}, {"requiredTags", qb.RequiredTags}, {"excludedTags", qb.ExcludedTags},
+		{"skills", qb.Skills}, {"capabilities", qb.Capabilities}, {"protocols", qb.Protocols},
+	} {
+		if err := add(kv.key, kv.vals); err != nil {
+			return nil, err
+		}
+	}
+	if qb.VerifiedOnly != nil {
+		q.VerifiedOnly = *qb.VerifiedOnly
+	}
+	for k := range qb.Constraints {
+		return nil, unsupported("constraint %q is not supported", k)
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range qb.Filter {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, k := range keys {
+		raw := qb.Filter[k]
+		switch k {
+		case "verifiedOnly", "publisherVerified", "verified":
+			var v bool
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, invalid("query.filter.%s must be a boolean", k)
+			}
+			q.VerifiedOnly = q.VerifiedOnly || v
+			continue
+		case "preferredTags":
+			var l stringList
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return nil, invalid("query.filter.%s must be a string or an array of strings", k)
+			}
+			qb.PreferredTags = append(qb.PreferredTags, l...)
+			continue
+		}
+		if _, ok := filterKeys[k]; !ok {
+			return nil, unsupported("filter %q is not supported", k)
+		}
+		var l stringList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, invalid("query.filter.%s must be a string or an array of strings", k)
+		}
+		if err := add(k, l); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range qb.PreferredTags {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(q.PreferredTags, t) {
+			q.PreferredTags = append(q.PreferredTags, t)
+		}
+	}
+	return q, nil
+}
+
+// normalized returns the canonical form of everything that decides which
+// results a query has; page tokens are bound to it.
+func (q *searchQuery) normalized(kind string) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	b.WriteByte(0)
+	b.WriteString(strings.Join(strings.Fields(strings.ToLower(q.Text)), " "))
+	gs := make([]string, 0, len(q.Groups))
+	for _, g := range q.Groups {
+		vals := slices.Clone(g.Vals)
+		for i := range vals {
+			vals[i] = strings.ToLower(vals[i])
+		}
+		slices.Sort(vals)
+		gs = append(gs, g.Key+"\x01"+strings.Join(vals, "\x02"))
+	}
+	slices.Sort(gs)
+	for _, g := range gs {
+		b.WriteByte(0)
+		b.WriteString(g)
+	}
+	pt := slices.Clone(q.PreferredTags)
+	slices.Sort(pt)
+	b.WriteString("\x00p=" + strings.ToLower(strings.Join(pt, "\x02")))
+	if q.VerifiedOnly {
+		b.WriteString("\x00verified")
+	}
+	if q.IncludeStale {
+		b.WriteString("\x00stale")
+	}
+	return b.String()
+}
+
+// filter returns the Meilisearch filter of the query's hard constraints.
+func (s *Server) filter(q *searchQuery) string {
+	parts := make([]string, 0, len(q.Groups)+2)
+	for _, g := range q.Groups {
+		parts = append(parts, g.expr())
+	}
+	if q.VerifiedOnly {
+		parts = append(parts, normalize.FieldPublisherVerified+" = true")
+	}
+	if !q.IncludeStale {
+		parts = append(parts, liveExpr(s.now()))
+	}
+	return andExpr(parts...)
+}
+
+// searchAttributes are the document fields a search retrieves: everything a
+// result shows plus what evidence needs. Internal fields stay in the index.
+var searchAttributes = []string{
+	"identifier", "displayName", "type", "url", "data", "description", "tags", "capabilities",
+	"representativeQueries", "version", "updatedAt", "metadata", "trustManifest",
+	"publisher", "publisherVerified", "compliance", "protocols", "skills", "bindings",
+	"status", "expiresAt", "indexedAt",
+}
+
+// evidenceAttributes are retrieved in addition when evidence is asked for.
+var evidenceAttributes = []string{"examples"}
+
+// matchingStrategy decides which documents match a multi-word query.
+// Requests are long and conversational; "last" (Meilisearch's default) drops
+// words from the end and always keeps the first one ("Can", "I", ...), while
+// "frequency" drops the most frequent, least informative words first.
+// Measured on ../shared/relevance dev_queries.jsonl (300 requests, keyword
+// only, the interim normalize, no query rewriting): Recall@10 0.023 with
+// "last" against 0.047 with "frequency" (0.067 against 0.163 when stop words
+// are stripped first); "all" finds nothing. Query understanding (issue 9)
+// tunes this further through Config.QueryRewriter.
+const matchingStrategy = meilisearch.Frequency
+
+// buildSearch turns a validated query into the Meilisearch request. It is
+// the one place where relevance is tuned: query rewriting, matching
+// strategy, hybrid search, scores and their details.
+func (s *Server) buildSearch(ctx context.Context, q *searchQuery, offset, limit int) *meilisearch.SearchRequest {
+	text := q.Text
+	if s.cfg.QueryRewriter != nil {
+		if t := s.cfg.QueryRewriter(text); strings.TrimSpace(t) != "" {
+			text = t
+		}
+	}
+	if len(q.PreferredTags) > 0 {
+		// Preferred tags are soft: as extra optional words they raise the
+		// "words" rank of entries carrying them without excluding others.
+		text = strings.Join(q.PreferredTags, " ") + " " + text
+	}
+	attrs := searchAttributes
+	if q.Evidence {
+		attrs = append(slices.Clip(attrs), evidenceAttributes...)
+	}
+	req := &meilisearch.SearchRequest{
+		Query:                   text,
+		Offset:                  int64(offset),
+		Limit:                   int64(limit),
+		Filter:                  nilIfEmpty(s.filter(q)),
+		AttributesToRetrieve:    attrs,
+		MatchingStrategy:        matchingStrategy,
+		ShowRankingScore:        true,
+		ShowRankingScoreDetails: q.Evidence,
+	}
+	if s.cfg.Embedder != nil {
+		vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+		switch {
+		case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:
+			req.Vector = vecs[0]
+			req.Hybrid = &meilisearch.SearchRequestHybrid{Embedder: "default", SemanticRatio: s.ratio}
+		case ctx.Err() == nil:
+			s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
+		}
+	}
+	return req
+}
+
+func nilIfEmpty(f string) any {
+	if f == "" {
+		return nil
+	}
+	return f
+}
+
+// meiliHit is one hit as Meilisearch returns it: the retrieved fields plus
+// _rankingScore and, with evidence, _rankingScoreDetails.
+type meiliHit map[string]json.RawMessage
+
+type meiliSearchResponse struct {
+	Hits               []meiliHit      `json:"hits"`
+	EstimatedTotalHits int64           `json:"estimatedTotalHits"`
+	TotalHits          int64           `json:"totalHits"`
+	TotalPages         int64           `json:"totalPages"`
+	FacetDistribution  json.RawMessage `json:"facetDistribution"`
+}
+
+// rawSearch runs req and decodes the answer.
+func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) (*meiliSearchResponse, error) {
+	raw, err := s.index.SearchRawWithContext(ctx, req.Query, req)
+	if err != nil {
+		return nil, err
+	}
+	var resp meiliSearchResponse
+	if err := json.Unmarshal(*raw, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// localSearch answers q from the index, starting at offset. It returns the
+// hits as federation hits and the offset of the next page (0 when done).
+func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, error) {
+	limit := q.PageSize
+	if offset+limit > maxOffset {
+		limit = maxOffset - offset
+	}
+	if limit <= 0 {
+		return nil, 0, nil
+	}
+	resp, err := s.rawSearch(ctx, s.buildSearch(ctx, q, offset, limit+1))
+	if err != nil {
+		return nil, 0, err
+	}
+	next := 0
+	if len(resp.Hits) > limit {
+		resp.Hits = resp.Hits[:limit]
+		next = offset + limit
+	}
+	hits := make([]federation.Hit, 0, len(resp.Hits))
+	var qt []string
+	if q.Evidence {
+		qt = terms(q.Text)
+	}
+	for _, h := range resp.Hits {
+		hits = append(hits, s.toHit(h, q, qt))
+	}
+	return hits, next, nil
+}
+
+// toHit turns a Meilisearch hit into a result entry.
+func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string) federation.Hit {
+	var rs float64
+	_ = json.Unmarshal(h["_rankingScore"], &rs)
+	score := scoreOf(rs)
+	details := h["_rankingScoreDetails"]
+	delete(h, "_rankingScore")
+	delete(h, "_rankingScoreDetails")
+	var examples json.RawMessage
+	if q.Evidence {
+		examples = h["examples"]
+		delete(h, "examples")
+		h["evidence"] = mustJSON(buildEvidence(h, examples, details, q, qterms, rs))
+	}
+	h["score"] = mustJSON(score)
+	h["source"] = mustJSON(s.publicURL)
+	var id string
+	_ = json.Unmarshal(h["identifier"], &id)
+	return federation.Hit{
+		Identifier: id,
+		Entry:      h,
+		Score:      float64(score),
+		Source:     s.publicURL,
+		Verified:   bytes.Equal(h["publisherVerified"], []byte("true")),
+		Local:      true,
+	}
+}
+
+// scoreOf maps Meilisearch's ranking score (0..1) to 0..100.
+func scoreOf(rs float64) int {
+	v := int(math.Round(rs * 100))
+	return max(0, min(100, v))
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// searchResponse is POST /search's answer.
+type searchResponse struct {
+	Results   []map[string]json.RawMessage `json:"results"`
+	Referrals []json.RawMessage            `json:"referrals"`
+	Upstreams []federation.Outcome         `json:"upstreams,omitempty"`
+	PageToken string                       `json:"pageToken,omitempty"`
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
+	var body searchBody
+	if err := decodeBody(w, r, &body); err != nil {
+		return err
+	}
+	q, err := parseSearch(&body, true)
+	if err != nil {
+		return err
+	}
+	norm := q.normalized("search")
+	via := parseVia(r.Header.Values("Via"))
+	mode := q.Mode
+	if slices.Contains(via, s.viaName) {
+		mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
+	}
+	if mode == federation.ModeNone || s.cfg.Federation == nil {
+		offset := 0
+		if q.PageToken != "" {
+			if offset, err = s.tokens.decode(norm, q.PageToken); err != nil {
+				return err
+			}
+		}
+		hits, next, err := s.localSearch(r.Context(), q, offset)
+		if err != nil {
+			return err
+		}
+		resp := searchResponse{Results: entries(hits), Referrals: []json.RawMessage{}}
+		if mode != federation.ModeNone {
+			resp.Upstreams = []federation.Outcome{}
+		}
+		if next > 0 {
+			resp.PageToken = s.tokens.encode(norm, next)
+		}
+		writeJSON(w, http.StatusOK, withEmptyUpstreams(resp, mode))
+		return nil
+	}
+	local := func(ctx context.Context, _ federation.Query, pageToken string) ([]federation.Hit, string, error) {
+		offset := 0
+		if pageToken != "" {
+			var err error
+			if offset, err = s.tokens.decode(norm, pageToken); err != nil {
+				return nil, "", err
+			}
+		}
+		hits, next, err := s.localSearch(ctx, q, offset)
+		if err != nil {
+			return nil, "", err
+		}
+		tok := ""
+		if next > 0 {
+			tok = s.tokens.encode(norm, next)
+		}
+		return hits, tok, nil
+	}
+	fr, err := s.cfg.Federation.Search(r.Context(), mode, q.federationQuery(), q.PageToken, via, local)
+	if err != nil {
+		return err
+	}
+	resp := searchResponse{Results: entries(fr.Results), Referrals: fr.Referrals, Upstreams: fr.Upstreams, PageToken: fr.PageToken}
+	if resp.Referrals == nil {
+		resp.Referrals = []json.RawMessage{}
+	}
+	writeJSON(w, http.StatusOK, withEmptyUpstreams(resp, mode))
+	return nil
+}
+
+// withEmptyUpstreams makes "upstreams" present (possibly empty) in the
+// federating modes and absent for none.
+func withEmptyUpstreams(resp searchResponse, mode federation.Mode) any {
+	if mode == federation.ModeNone {
+		return resp
+	}
+	ups := resp.Upstreams
+	if ups == nil {
+		ups = []federation.Outcome{}
+	}
+	return struct {
+		Results   []map[string]json.RawMessage `json:"results"`
+		Referrals []json.RawMessage            `json:"referrals"`
+		Upstreams []federation.Outcome         `json:"upstreams"`
+		PageToken string                       `json:"pageToken,omitempty"`
+	}{resp.Results, resp.Referrals, ups, resp.PageToken}
+}
+
+func entries(hits []federation.Hit) []map[string]json.RawMessage {
+	out := make([]map[string]json.RawMessage, 0, len(hits))
+	for _, h := range hits {
+		if h.Entry != nil {
+			out = append(out, h.Entry)
+		}
+	}
+	return out
+}
+
+// federationQuery is the query as forwarded upstream.
+func (q *searchQuery) federationQuery() federation.Query {
+	fq := federation.Query{Text: q.Text, PageSize: q.PageSize}
+	for _, g := range q.Groups {
+		switch g.Key {
+		case "type":
+			fq.Type = append(fq.Type, g.Vals...)
+		case "compliance":
+			fq.Compliance = append(fq.Compliance, g.Vals...)
+		case "publisher":
+			fq.Publisher = append(fq.Publisher, g.Vals...)
+		default:
+			if fq.Filter == nil {
+				fq.Filter = map[string][]string{}
+			}
+			fq.Filter[g.Key] = append(fq.Filter[g.Key], g.Vals...)
+		}
+	}
+	return fq
+}
+
+// parseVia returns the received-by part of each Via header element
+// ("1.1 registry.example.com, 1.1 other:8443" gives both hosts), lower-case.
+func parseVia(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			f := strings.Fields(part)
+			if len(f) >= 2 {
+				out = append(out, strings.ToLower(f[1]))
+			}
+		}
+	}
+	return out
+}
+
+// terms splits text into lower-case words for evidence matching.
+func terms(text string) []string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	out := words[:0]
+	for _, w := range words {
+		if len(w) > 1 && !stopWords[w] && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// stopWords are left out when deciding which examples and tags matched.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "for": true,
+	"on": true, "with": true, "me": true, "my": true, "i": true, "is": true, "it": true, "that": true, "this": true,
+	"can": true, "find": true, "need": true, "want": true, "some": true, "something": true, "agent": true, "tool": true,
+	"be": true, "are": true, "from": true, "by": true, "at": true, "as": true, "do": true, "please": true, "help": true,
+}
+
+// evidence explains one result (xu §8).
+type evidence struct {
+	MatchedTags     []string           `json:"matchedTags"`
+	MatchedExamples []matchedExample   `json:"matchedExamples"`
+	ScoreComponents map[string]float64 `json:"scoreComponents"`
+	Freshness       freshness          `json:"freshness"`
+}
+
+type matchedExample struct {
+	Text   string  `json:"text"`
+	Kind   string  `json:"kind"` // representativeQuery or example
+	Score  float64 `json:"score"`
+	Source string  `json:"-"`
+}
+
+type freshness struct {
+	MetadataUpdatedAt string `json:"metadataUpdatedAt,omitempty"`
+	IndexedAt         string `json:"indexedAt,omitempty"`
+}
+
+// buildEvidence derives matched tags and examples from the query words and
+// the score components from Meilisearch's ranking score details.
+func buildEvidence(h meiliHit, examplesRaw, details json.RawMessage, q *searchQuery, qterms []string, rankingScore float64) evidence {
+	ev := evidence{MatchedTags: []string{}, MatchedExamples: []matchedExample{}, ScoreComponents: map[string]float64{}}
+	var tags, rq, ex []string
+	_ = json.Unmarshal(h["tags"], &tags)
+	_ = json.Unmarshal(h["representativeQueries"], &rq)
+	_ = json.Unmarshal(examplesRaw, &ex)
+	wanted := map[string]bool{}
+	for _, g := range q.Groups {
+		if g.Field == normalize.FieldTags && g.Op != opNone {
+			for _, v := range g.Vals {
+				wanted[strings.ToLower(v)] = true
+			}
+		}
+	}
+	for _, t := range q.PreferredTags {
+		wanted[strings.ToLower(t)] = true
+	}
+	tagHits := 0.0
+	for _, t := range tags {
+		if wanted[strings.ToLower(t)] || overlap(terms(t), qterms) > 0 {
+			ev.MatchedTags = append(ev.MatchedTags, t)
+		}
+	}
+	if len(tags) > 0 && len(ev.MatchedTags) > 0 {
+		tagHits = math.Min(1, float64(len(ev.MatchedTags))/math.Max(1, math.Min(float64(len(tags)), float64(len(qterms)+len(wanted)))))
+	}
+	add := func(kind string, texts []string) {
+		for _, t := range texts {
+			if len(qterms) == 0 {
+				return
+			}
+			n := overlap(terms(t), qterms)
+			if n > 0 {
+				ev.MatchedExamples = append(ev.MatchedExamples, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
+			}
+		}
+	}
+	add("representativeQuery", rq)
+	add("example", ex)
+	sort.SliceStable(ev.MatchedExamples, func(i, j int) bool { return ev.MatchedExamples[i].Score > ev.MatchedExamples[j].Score })
+	if len(ev.MatchedExamples) > 3 {
+		ev.MatchedExamples = ev.MatchedExamples[:3]
+	}
+	ev.ScoreComponents["tag"] = round3(tagHits)
+	if len(ev.MatchedExamples) > 0 {
+		ev.ScoreComponents["example"] = ev.MatchedExamples[0].Score
+	} else {
+		ev.ScoreComponents["example"] = 0
+	}
+	keyword, semantic, hasSemantic := splitDetails(details)
+	ev.ScoreComponents["context"] = round3(keyword)
+	ev.ScoreComponents["keyword"] = round3(keyword)
+	if hasSemantic {
+		ev.ScoreComponents["semantic"] = round3(semantic)
+	}
+	ev.ScoreComponents["overall"] = round3(rankingScore)
+	_ = json.Unmarshal(h["updatedAt"], &ev.Freshness.MetadataUpdatedAt)
+	_ = json.Unmarshal(h["indexedAt"], &ev.Freshness.IndexedAt)
+	return ev
+}
+
+// splitDetails reduces Meilisearch's ranking score details to a keyword
+// score (the product of the keyword ranking rules' scores) and, for hybrid
+// hits, the semantic similarity.
+func splitDetails(raw json.RawMessage) (keyword, semantic float64, hasSemantic bool) {
+	var d map[string]struct {
+		Score      *float64 `json:"score"`
+		Similarity *float64 `json:"similarity"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
+		return 0, 0, false
+	}
+	keyword = 1
+	seen := false
+	for name, v := range d {
+		switch {
+		case name == "vectorSort" && v.Similarity != nil:
+			semantic, hasSemantic = *v.Similarity, true
+		case v.Score != nil:
+			keyword *= *v.Score
+			seen = true
+		}
+	}
+	if !seen {
+		keyword = 0
+	}
+	return keyword, semantic, hasSemantic
+}
+
+// overlap counts the words of a that match a word of b.
+func overlap(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		for _, y := range b {
+			if wordMatch(x, y) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// wordMatch reports equal words, or words of at least four letters where
+// one is a prefix of the other ("flight" and "flights").
+func wordMatch(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 4 && strings.HasPrefix(b, a)
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

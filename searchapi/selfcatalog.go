@@ -1,0 +1,51 @@
+package searchapi
+
+import (
+	_ "embed"
+	"net/http"
+)
+
+// typeAIRegistry is the media type of a registry entry.
+const typeAIRegistry = "application/ai-registry+json"
+
+//go:embed openapi.json
+var openAPIDoc []byte
+
+// selfCatalog describes this registry as an ai-catalog.json manifest with
+// one application/ai-registry+json entry, so crawlers and other registries
+// can find it and federate to it.
+//
+// The entry's url is PublicURL + "/search": §7 and §8 show registry entries
+// whose url is the search endpoint itself (".../search"), and a consumer
+// that instead treats the url as a base and joins "search" (issue 7's rule
+// for urls not ending in /search) still lands on the same endpoint.
+func (s *Server) selfCatalog() map[string]any {
+	return map[string]any{
+		"specVersion": "1.0",
+		"host": map[string]any{
+			"displayName":      s.cfg.RegistryName,
+			"identifier":       s.urn,
+			"documentationUrl": s.publicURL + "/openapi.json",
+		},
+		"entries": []map[string]any{{
+			"identifier":            s.urn,
+			"displayName":           s.cfg.RegistryName,
+			"type":                  typeAIRegistry,
+			"url":                   s.publicURL + "/search",
+			"description":           "Agent Finder registry: natural-language search over crawled AI agent catalogs (POST /search, GET /agents), federating to other registries.",
+			"tags":                  []string{"registry", "search", "agent-finder", "federation"},
+			"capabilities":          []string{"search", "list", "explore", "federation"},
+			"representativeQueries": []string{"find an agent that books flights", "which MCP servers can read spreadsheets"},
+		}},
+	}
+}
+
+func (s *Server) handleSelfCatalog(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "max-age=300")
+	writeJSON(w, http.StatusOK, s.selfCatalog())
+}
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openAPIDoc)
+}

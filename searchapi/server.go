@@ -1,0 +1,314 @@
+// Package searchapi is the HTTP face of the registry (Agent Finder §7): POST
+// /search, GET /agents, GET /agents/{identifier}, POST /explore, this
+// registry's own /.well-known/ai-catalog.json, health, readiness and the
+// OpenAPI document. It validates requests, translates them into Meilisearch
+// queries (filters are built from quoted values, never from pasted user
+// text), signs page tokens, explains scores and maps every error to the xu
+// error model. It reads the index through the small Meili interface and calls
+// federation for the auto and referrals modes. It must not import ingest or
+// crawler: it only reads the index schema in normalize.
+package searchapi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/federation"
+)
+
+// Meili is the part of a meilisearch-go client the server uses; the client
+// from ingest/meili.New satisfies it.
+type Meili interface {
+	Index(uid string) meilisearch.IndexManager
+	HealthWithContext(ctx context.Context) (*meilisearch.Health, error)
+}
+
+// Embedder turns texts into vectors for hybrid search (issue 9). It must be
+// safe for concurrent use.
+type Embedder interface {
+	Dimensions() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Config configures a Server. Zero values are usable except Meili and Index.
+type Config struct {
+	// Index is the Meilisearch index uid holding normalize.Documents.
+	Index string
+	// PublicURL is this registry's base URL as clients reach it (no trailing
+	// slash needed); it is every local result's "source" and the base of the
+	// self catalog entry. Default http://127.0.0.1:8080.
+	PublicURL string
+	// RegistryName names this registry in its URN (urn:ai:<host>:registry:<name>).
+	// Default "agentfinder".
+	RegistryName string
+	// Meili reads the index.
+	Meili Meili
+	// Federation answers the auto and referrals modes; nil answers locally.
+	Federation federation.Searcher
+	// Embedder enables hybrid search; nil means keyword only.
+	Embedder Embedder
+	// QueryRewriter rewrites the search text before it goes to Meilisearch
+	// (query understanding, issue 9); nil keeps the text.
+	QueryRewriter func(text string) string
+	// SemanticRatio is Meilisearch's hybrid semanticRatio; 0 means 0.5 when
+	// an Embedder is set.
+	SemanticRatio float64
+	// PageTokenKey signs page tokens; empty means a random key (tokens then
+	// do not survive a restart or span replicas).
+	PageTokenKey []byte
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxConcurrent bounds API requests in flight; beyond it requests are
+	// refused with 429 rate_limited. 0 means 256.
+	MaxConcurrent int
+	// ReadyDetails are shown by /readyz (e.g. {"embeddings": "off: model files
+	// not found"}); SetReadyDetail changes them later.
+	ReadyDetails map[string]string
+	// Version is reported by /healthz.
+	Version string
+}
+
+// Server serves the Agent Finder API over one index. Create it with New; it
+// is safe for concurrent use and holds no global state.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	index     meilisearch.IndexManager
+	tokens    pageTokens
+	now       func() time.Time
+	sem       chan struct{}
+	publicURL string // without trailing slash
+	viaName   string // our name in Via headers: host[:port] of PublicURL
+	urn       string
+	ratio     float64
+	mux       *http.ServeMux
+
+	mu      sync.Mutex
+	details map[string]string
+}
+
+// New validates cfg and returns a Server. logger nil discards logs.
+func New(cfg Config, logger *slog.Logger) (*Server, error) {
+	if cfg.Meili == nil {
+		return nil, errors.New("searchapi: Config.Meili is required")
+	}
+	if cfg.Index == "" {
+		return nil, errors.New("searchapi: Config.Index is required")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://127.0.0.1:8080"
+	}
+	pu, err := url.Parse(cfg.PublicURL)
+	if err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return nil, fmt.Errorf("searchapi: PublicURL %q is not an absolute http(s) URL", cfg.PublicURL)
+	}
+	if cfg.RegistryName == "" {
+		cfg.RegistryName = "agentfinder"
+	}
+	if len(cfg.PageTokenKey) == 0 {
+		cfg.PageTokenKey = make([]byte, 32)
+		_, _ = rand.Read(cfg.PageTokenKey)
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 256
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       logger.With("component", "searchapi"),
+		index:     cfg.Meili.Index(cfg.Index),
+		tokens:    pageTokens{key: cfg.PageTokenKey},
+		now:       cfg.Now,
+		sem:       make(chan struct{}, cfg.MaxConcurrent),
+		publicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+		viaName:   strings.ToLower(pu.Host),
+		urn:       "urn:ai:" + strings.ToLower(pu.Hostname()) + ":registry:" + urnPart(cfg.RegistryName),
+		details:   maps.Clone(cfg.ReadyDetails),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if cfg.Embedder != nil {
+		s.ratio = cfg.SemanticRatio
+		if s.ratio <= 0 || s.ratio > 1 {
+			s.ratio = 0.5
+		}
+	}
+	if s.details == nil {
+		s.details = map[string]string{}
+	}
+	s.routes()
+	return s, nil
+}
+
+// urnPart makes a registry name safe inside a URN: lower-case letters,
+// digits, '-', '.', '_'; anything else becomes '-'.
+func urnPart(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "agentfinder"
+	}
+	return b.String()
+}
+
+// SetReadyDetail sets one detail /readyz reports (empty value removes it).
+func (s *Server) SetReadyDetail(key, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if value == "" {
+		delete(s.details, key)
+		return
+	}
+	s.details[key] = value
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.Handle("POST /search", s.api(s.handleSearch))
+	m.Handle("GET /agents", s.api(s.handleList))
+	m.Handle("GET /agents/{identifier...}", s.api(s.handleGet))
+	m.Handle("POST /explore", s.api(s.handleExplore))
+	m.HandleFunc("GET /.well-known/ai-catalog.json", s.handleSelfCatalog)
+	m.HandleFunc("GET /healthz", s.handleHealthz)
+	m.HandleFunc("GET /readyz", s.handleReadyz)
+	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	m.HandleFunc("GET /{$}", s.handlePage)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errNotFound) })
+	s.mux = m
+}
+
+// Handler returns the server's HTTP handler: correlation ids, Via and
+// method checks around the routes.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cid := r.Header.Get("X-Correlation-ID")
+		if !validCorrelationID(cid) {
+			cid = newCorrelationID()
+		}
+		w.Header().Set("X-Correlation-ID", cid)
+		w.Header().Add("Via", "1.1 "+s.viaName)
+		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
+		_, pattern := s.mux.Handler(r)
+		if pattern == "" {
+			// Known path, wrong method: ServeMux would answer 405 in plain text.
+			s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " not allowed here"})
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func validCorrelationID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// api wraps an API handler: the concurrency limit and error mapping.
+func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		default:
+			s.writeError(w, r, errRateLimited)
+			return
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyResponse is the body of /readyz.
+type readyResponse struct {
+	Status      string            `json:"status"`
+	Meilisearch string            `json:"meilisearch"`
+	Details     map[string]string `json:"details"`
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	resp := readyResponse{Status: "ready", Meilisearch: "available", Details: maps.Clone(s.details)}
+	s.mu.Unlock()
+	status := http.StatusOK
+	if h, err := s.cfg.Meili.HealthWithContext(ctx); err != nil || h == nil || h.Status != "available" {
+		resp.Status, resp.Meilisearch, status = "unavailable", "unreachable", http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, resp)
+}
+
+// Serve listens on addr and serves until ctx is done, then shuts down
+// gracefully (in-flight requests get up to 10 s).
+func (s *Server) Serve(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on an existing listener, which it closes.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "publicUrl", s.publicURL)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc
+	s.log.Info("stopped")
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
