@@ -2,12 +2,116 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+
+	"github.com/agentfinder/agentfinder/fixtures"
 )
 
-// runFixtures implements 'agentfinder fixtures'. INTERIM: replaced by the issue that owns it.
+// fixturesInfo is the first stdout line of 'agentfinder fixtures --json':
+// what a crawl or serve of the fixture web needs.
+type fixturesInfo struct {
+	DNSServer    string   `json:"dnsServer"`
+	CAFile       string   `json:"caFile"`
+	HTTPSPort    int      `json:"httpsPort"`
+	HTTPPort     int      `json:"httpPort"`
+	Seeds        []string `json:"seeds"`
+	HostileSeeds []string `json:"hostileSeeds,omitempty"`
+	Flags        []string `json:"flags"`
+}
+
+// runFixtures implements 'agentfinder fixtures': it serves the fixture web
+// (HTTPS, HTTP and DNS on loopback) until ctx is done.
 func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentfinder fixtures: not built yet")
-	return 2
+	fs := flag.NewFlagSet("fixtures", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object (dnsServer, caFile, ports, seeds, flags) as the first stdout line")
+	root := fs.String("root", "", "also serve `DIR` laid out as <host>/<path> (e.g. ../shared/relevance/catalogs)")
+	noWorld := fs.Bool("no-world", false, "leave the built-in world out (serve only --root and --generate)")
+	genHosts := fs.Int("generate", 0, "also serve a synthetic web of `N` publisher hosts")
+	genEntries := fs.Int("entries", 10, "entries per generated host")
+	genSeed := fs.Int64("seed", 1, "seed of the synthetic web")
+	httpsPort := fs.Int("https-port", 0, "HTTPS `port` on 127.0.0.1 (0: a free one)")
+	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
+	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
+	verbose := fs.Bool("v", false, "log every request to stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: agentfinder fixtures [flags]\n\nServes the fixture web on loopback until interrupted.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentfinder fixtures: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	opts := fixtures.Options{
+		Root:      *root,
+		NoWorld:   *noWorld,
+		Logger:    slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		HTTPSPort: *httpsPort,
+		HTTPPort:  *httpPort,
+		DNSPort:   *dnsPort,
+	}
+	if *genHosts > 0 {
+		opts.Generated = fixtures.Generate(*genHosts, *genEntries, *genSeed)
+	}
+	web, err := fixtures.Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+		return 1
+	}
+	defer web.Close()
+
+	info := fixturesInfo{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		HTTPSPort:    web.HTTPSPort,
+		HTTPPort:     web.HTTPPort,
+		Seeds:        web.Seeds(),
+		HostileSeeds: web.HostileSeeds(),
+		Flags: []string{
+			"--dns-server=" + web.DNSAddr,
+			"--ca-file=" + web.CAFile,
+			"--allow-private",
+			fmt.Sprintf("--port-map=443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
+		},
+	}
+	if *asJSON {
+		b, err := json.Marshal(info)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		fmt.Fprintf(stdout, "fixture web: https 127.0.0.1:%d, http 127.0.0.1:%d, dns %s\n", info.HTTPSPort, info.HTTPPort, info.DNSServer)
+		fmt.Fprintf(stdout, "CA certificate: %s\n", info.CAFile)
+		fmt.Fprintf(stdout, "%d seeds, e.g. %v\n", len(info.Seeds), info.Seeds[:min(5, len(info.Seeds))])
+		fmt.Fprintf(stdout, "crawl it with: agentfinder crawl")
+		for _, f := range info.Flags {
+			fmt.Fprintf(stdout, " %s", f)
+		}
+		fmt.Fprintf(stdout, " <seeds>\nstop with Ctrl-C\n")
+	}
+	select {
+	case <-ctx.Done():
+	case <-web.Done():
+	}
+	if err := web.Close(); err != nil {
+		fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+		return 1
+	}
+	return 0
 }
