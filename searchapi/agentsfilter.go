@@ -130,10 +130,15 @@ func tokenize(s string) ([]token, error) {
 			toks = append(toks, token{tMinus, "-", i})
 			i++
 		default:
+			// In a value position a word may contain ':' (timestamps, URNs).
+			stops := `()[],=!<>:"'`
+			if valuePosition(toks) {
+				stops = `()[],=!<>"'`
+			}
 			start := i
 			for i < len(s) {
 				r, w := utf8.DecodeRuneInString(s[i:])
-				if unicode.IsSpace(r) || strings.ContainsRune(`()[],=!<>:"'`, r) {
+				if unicode.IsSpace(r) || strings.ContainsRune(stops, r) {
 					break
 				}
 				i += w
@@ -142,6 +147,29 @@ func tokenize(s string) ([]token, error) {
 		}
 	}
 	return append(toks, token{tEOF, "", len(s)}), nil
+}
+
+// valuePosition reports whether the next token is a value: after a
+// comparator, or inside an IN list.
+func valuePosition(toks []token) bool {
+	n := len(toks)
+	if n == 0 {
+		return false
+	}
+	switch toks[n-1].kind {
+	case tOp:
+		return true
+	case tComma, tLParen, tLBrack:
+		for i := n - 1; i >= 0; i-- {
+			switch toks[i].kind {
+			case tLParen, tLBrack:
+				return i > 0 && toks[i-1].kind == tWord && strings.EqualFold(toks[i-1].text, "IN")
+			case tRParen, tRBrack, tOp:
+				return false
+			}
+		}
+	}
+	return false
 }
 
 // Syntax tree of a filter expression.
@@ -193,7 +221,7 @@ func parseFilter(s string) (fnode, error) {
 }
 
 func (p *parser) peek() token { return p.toks[p.i] }
-func (p *parser) next() token  { t := p.toks[p.i]; p.i++; return t }
+func (p *parser) next() token { t := p.toks[p.i]; p.i++; return t }
 
 func (p *parser) keyword(k string) bool {
 	t := p.peek()

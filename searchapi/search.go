@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -509,10 +510,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	norm := q.normalized("search")
-	via := parseVia(r.Header.Values("Via"))
+	via := federation.ParseVia(r.Header.Values("Via"))
 	mode := q.Mode
-	if slices.Contains(via, s.viaName) {
-		mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
+	for _, v := range via {
+		if viaKey(v) == viaKey(s.viaName) || viaKey(v) == viaKey(s.publicURL) {
+			mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
+		}
 	}
 	if mode == federation.ModeNone || s.cfg.Federation == nil {
 		offset := 0
@@ -614,19 +617,14 @@ func (q *searchQuery) federationQuery() federation.Query {
 	return fq
 }
 
-// parseVia returns the received-by part of each Via header element
-// ("1.1 registry.example.com, 1.1 other:8443" gives both hosts), lower-case.
-func parseVia(values []string) []string {
-	var out []string
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			f := strings.Fields(part)
-			if len(f) >= 2 {
-				out = append(out, strings.ToLower(f[1]))
-			}
-		}
+// viaKey reduces a Via name (a host, host:port or a URL) to host[:port]
+// plus path without "/search", lower-case, for comparison.
+func viaKey(v string) string {
+	v = strings.TrimSpace(v)
+	if u, err := url.Parse(v); err == nil && u.Host != "" {
+		return strings.ToLower(u.Host) + strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/search")
 	}
-	return out
+	return strings.ToLower(strings.TrimSuffix(v, "/"))
 }
 
 // terms splits text into lower-case words for evidence matching.

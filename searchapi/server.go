@@ -195,7 +195,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /readyz", s.handleReadyz)
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
 	m.HandleFunc("GET /{$}", s.handlePage)
-	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, errNotFound) })
+	m.HandleFunc("/", s.handleFallback)
 	s.mux = m
 }
 
@@ -210,14 +210,20 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
 		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
-		_, pattern := s.mux.Handler(r)
-		if pattern == "" {
-			// Known path, wrong method: ServeMux would answer 405 in plain text.
-			s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " not allowed here"})
-			return
-		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// handleFallback answers what no route matched: a known path with the wrong
+// method is 405, anything else 404, both in the error model.
+func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
+	switch p := r.URL.Path; {
+	case p == "/search" || p == "/explore" || p == "/agents" || p == "/healthz" || p == "/readyz" ||
+		p == "/openapi.json" || p == "/.well-known/ai-catalog.json" || strings.HasPrefix(p, "/agents/"):
+		s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + p})
+	default:
+		s.writeError(w, r, errNotFound)
+	}
 }
 
 func validCorrelationID(id string) bool {
