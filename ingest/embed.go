@@ -160,13 +160,11 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 			for _, j := range chunk {
 				v := vecs[i : i+len(j.texts)]
 				i += len(j.texts)
-				for _, x := range v {
-					if len(x) != dims {
-						return fmt.Errorf("embed: vector of %d dimensions, want %d", len(x), dims)
-					}
-				}
 				setVectors(j.doc, v)
-				if j.doc.ContentHash != "" {
+				// A vector of the wrong size is left for Meilisearch to reject:
+				// that costs only this document, with Meilisearch's error, and
+				// it is not cached.
+				if j.doc.ContentHash != "" && sameDims(v, dims) {
 					cache.put(j.doc.ContentHash, v)
 				}
 			}
@@ -182,4 +180,13 @@ func setVectors(d *normalize.Document, v [][]float32) {
 		return
 	}
 	d.Vectors = map[string]any{EmbedderName: v}
+}
+
+func sameDims(v [][]float32, dims int) bool {
+	for _, x := range v {
+		if len(x) != dims {
+			return false
+		}
+	}
+	return true
 }

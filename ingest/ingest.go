@@ -15,8 +15,8 @@
 // Keeping ownership in the documents means it can never disagree with what
 // is actually indexed.
 //
-// ingest imports normalize and meilisearch-go (through store.go only); it
-// must not import crawler, searchapi or cmd.
+// ingest imports normalize and meilisearch-go (its calls live in store.go
+// and settings.go); it must not import crawler, searchapi or cmd.
 package ingest
 
 import (
@@ -51,7 +51,8 @@ type Config struct {
 	// number of queued documents that triggers a flush. Default 5000.
 	BatchSize int
 	// FlushInterval is how long a batch waits for more results before it is
-	// written. Default 20ms.
+	// written. Default 10ms: short, because while one batch is being written
+	// the next one fills up anyway.
 	FlushInterval time.Duration
 	// StaleAfterFailures marks a catalog's records stale after this many
 	// consecutive failed fetches. Default 3; negative disables.
@@ -87,7 +88,7 @@ func (c *Config) defaults() {
 		c.BatchSize = 5000
 	}
 	if c.FlushInterval <= 0 {
-		c.FlushInterval = 20 * time.Millisecond
+		c.FlushInterval = 10 * time.Millisecond
 	}
 	if c.StaleAfterFailures == 0 {
 		c.StaleAfterFailures = 3

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -431,5 +432,66 @@ func TestEntryText(t *testing.T) {
 	}
 	if got := EntryText(normalize.Record{}); got != "" {
 		t.Fatalf("EntryText(empty) = %q", got)
+	}
+}
+
+// The crawler's Sink, as it declares it.
+var _ interface {
+	Put(ctx context.Context, res normalize.CatalogResult) error
+} = (*Indexer)(nil)
+
+// badVecEmbedder returns a vector of the wrong size for texts holding
+// BADVEC, which Meilisearch rejects.
+type badVecEmbedder struct{ hashEmbedder }
+
+func (b *badVecEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, err := b.hashEmbedder.Embed(ctx, texts)
+	for i, t := range texts {
+		if strings.Contains(t, "BADVEC") {
+			out[i] = out[i][:3]
+		}
+	}
+	return out, err
+}
+
+func TestRejectedDocumentCostsOnlyItself(t *testing.T) {
+	e := newEnv(t, Config{Embedder: &badVecEmbedder{hashEmbedder{dims: 8}}})
+	good := catalog(t, acme, acmeManifest())
+	bad := catalog(t, other, manifest(
+		entry("urn:air:other.test:agent:ok", "Fine Agent", "fine", "2025-06-01T00:00:00Z"),
+		entry("urn:air:other.test:agent:bad", "Broken Agent", "BADVEC", "2025-06-01T00:00:00Z"),
+	))
+	if err := e.ix.Put(t.Context(), good); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ix.Put(t.Context(), bad); err != nil {
+		t.Fatal(err)
+	}
+	err := e.ix.Flush(t.Context())
+	if err == nil {
+		t.Fatal("Flush reported no error for a rejected document")
+	}
+	var te *TaskError
+	if !errors.As(err, &te) || te.Code == "" || te.Message == "" {
+		t.Fatalf("Flush error %v does not carry Meilisearch's task error", err)
+	}
+	if got := e.count(""); got != 4 {
+		t.Fatalf("%d documents indexed, want 4 (all but the rejected one)", got)
+	}
+	if ar := e.results.last(other); ar.Err == nil {
+		t.Fatal("the rejected document's catalog got no error")
+	}
+	if ar := e.results.last(acme); ar.Err != nil {
+		t.Fatalf("a catalog in the same batch got the other's error: %v", ar.Err)
+	}
+	if st := e.ix.Stats(); st.TaskFailures == 0 || !strings.Contains(st.LastError, te.Code) {
+		t.Fatalf("stats = %+v", st)
+	}
+	// ingest's table was corrected: the next sync tries the record again.
+	bad.Records[1].Description = "fixed now"
+	bad.Records[1].ContentHash = ""
+	e.sync(bad)
+	if d := e.doc("urn:air:other.test:agent:bad"); d == nil || d.Description != "fixed now" {
+		t.Fatalf("fixed record = %+v", d)
 	}
 }
