@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -18,9 +19,10 @@ import (
 // (ready is closed after) and read by every request to that host.
 type hostState struct {
 	ready     chan struct{}
-	group     *robotstxt.Group // nil: everything allowed
-	agentmaps []string         // absolute URLs from Agentmap lines
-	err       error            // the host is unreachable: requests fail with this
+	robots    *robotstxt.RobotsData // nil: everything allowed
+	agentmaps []string              // absolute URLs from Agentmap lines
+	err       error                 // the host is unreachable: requests fail with this
+	col       *colly.Collector      // the host's collector with its LimitRule; nil: the session's
 }
 
 // robotsFor returns the robots state of u's origin, fetching robots.txt on
@@ -47,35 +49,35 @@ func (s *session) robotsFor(ctx context.Context, u *url.URL) (*hostState, error)
 	}
 }
 
-// robotsCheck returns nil when u may be fetched: its host is reachable and
-// robots.txt allows the path to RobotsAgent.
-func (s *session) robotsCheck(ctx context.Context, u *url.URL) error {
+// robotsCheck returns the host's state when u may be fetched: its host is
+// reachable and robots.txt allows the path to RobotsAgent.
+func (s *session) robotsCheck(ctx context.Context, u *url.URL) (*hostState, error) {
 	h, err := s.robotsFor(ctx, u)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if h.err != nil {
-		return h.err
+		return nil, h.err
 	}
-	if h.group == nil {
-		return nil
+	if h.robots == nil {
+		return h, nil
 	}
 	p := u.EscapedPath()
 	if u.RawQuery != "" {
 		p += "?" + u.RawQuery
 	}
-	if !h.group.Test(p) {
-		return fmt.Errorf("%w: %s", ErrRobotsDisallowed, p)
+	if !h.robots.TestAgent(p, RobotsAgent) {
+		return nil, fmt.Errorf("%w: %s", ErrRobotsDisallowed, p)
 	}
-	return nil
+	return h, nil
 }
 
-// loadRobots fetches and parses robots.txt for origin key and installs the
-// host's colly limit rule: PerHostConcurrency, and a delay of
+// loadRobots fetches and parses robots.txt for origin key and gives the
+// host its colly limit rule: PerHostConcurrency, and a delay of
 // max(Config.Delay, the site's Crawl-delay capped at MaxCrawlDelay).
 func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 	var crawlDelay time.Duration
-	defer func() { s.limitHost(key, crawlDelay) }()
+	defer func() { h.col = s.hostCollector(ctx, key, crawlDelay) }()
 	res, err := s.get(ctx, key+"/robots.txt", kindRobots, nil)
 	if err != nil {
 		switch Reason(err) {
@@ -88,24 +90,36 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 		}
 		return
 	}
+	if res.Status == http.StatusTooManyRequests || res.Status >= 500 {
+		// RFC 9309 §2.3.1.4: an unreachable robots.txt means complete
+		// disallow (Google treats 429 the same way).
+		h.err = fmt.Errorf("%w: %s/robots.txt answered HTTP %d", ErrRobotsUnavailable, key, res.Status)
+		return
+	}
 	data, err := robotstxt.FromStatusAndBytes(res.Status, res.Body)
 	if err != nil {
 		s.log.Debug("robots.txt unparsable", "origin", key, "err", err)
 		return
 	}
-	h.group = data.FindGroup(RobotsAgent)
-	crawlDelay = h.group.CrawlDelay
+	h.robots = data
+	crawlDelay = data.FindGroup(RobotsAgent).CrawlDelay
 	if res.Status >= 200 && res.Status < 300 {
 		base, _ := url.Parse(res.URL)
 		h.agentmaps = agentmapLines(res.Body, base)
 	}
 }
 
-// limitHost installs the colly LimitRule of one host once per crawl.
-func (s *session) limitHost(key string, crawlDelay time.Duration) {
+// hostCollector returns the collector for one host: the session's when the
+// host needs no limit, else one of its own whose single LimitRule ("*")
+// holds the host's parallelism and delay. One collector per limited host
+// (rather than one LimitRule per host added to a shared collector while it
+// runs) because colly's Limit is not safe while requests are in flight; the
+// rule is installed before the collector's first request. http and https
+// of one host share it.
+func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time.Duration) *colly.Collector {
 	u, err := url.Parse(key)
 	if err != nil {
-		return
+		return nil
 	}
 	delay := max(s.cfg.Delay, min(crawlDelay, s.cfg.MaxCrawlDelay))
 	par := s.cfg.PerHostConcurrency
@@ -113,30 +127,20 @@ func (s *session) limitHost(key string, crawlDelay time.Duration) {
 		par = 1 // a delay is a pause between consecutive requests
 	}
 	if par <= 0 {
-		return
+		return nil
 	}
 	s.hostsMu.Lock()
 	defer s.hostsMu.Unlock()
-	if s.limited[u.Host] {
-		return
+	if col := s.limited[u.Host]; col != nil {
+		return col
 	}
-	s.limited[u.Host] = true
-	if err := s.col.Limit(&colly.LimitRule{DomainGlob: globQuote(u.Host), Parallelism: par, Delay: delay}); err != nil {
+	col := s.c.newCollector(ctx)
+	if err := col.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: par, Delay: delay}); err != nil {
 		s.log.Warn("limit rule", "host", u.Host, "err", err)
+		return nil
 	}
-}
-
-// globQuote escapes glob metacharacters so a host (IPv6 literals included)
-// matches only itself.
-func globQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\!`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	s.limited[u.Host] = col
+	return col
 }
 
 // agentmapLines returns the URLs of every "Agentmap:" line (directive name

@@ -170,8 +170,8 @@ type session struct {
 	fr  *frontier
 
 	hostsMu sync.Mutex
-	hosts   map[string]*hostState // "scheme://host" -> robots state
-	limited map[string]bool       // hosts with a colly LimitRule
+	hosts   map[string]*hostState       // "scheme://host" -> robots state
+	limited map[string]*colly.Collector // host -> its collector with a LimitRule
 
 	requests atomic.Int64
 
@@ -219,7 +219,7 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 		col:     c.newCollector(ctx),
 		fr:      newFrontier(),
 		hosts:   map[string]*hostState{},
-		limited: map[string]bool{},
+		limited: map[string]*colly.Collector{},
 		visited: map[string]bool{},
 		perSeed: map[int]int{},
 	}

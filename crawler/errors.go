@@ -13,6 +13,9 @@ import (
 var (
 	// ErrRobotsDisallowed: the host's robots.txt forbids the path to our agent.
 	ErrRobotsDisallowed = errors.New("disallowed by robots.txt")
+	// ErrRobotsUnavailable: the host's robots.txt answered 429 or 5xx; RFC
+	// 9309 says to assume complete disallow until it recovers.
+	ErrRobotsUnavailable = errors.New("robots.txt unavailable")
 	// ErrSSRFBlocked: the host resolved only to addresses the SSRF guard refuses.
 	ErrSSRFBlocked = errors.New("address refused by ssrf guard")
 	// ErrRedirectLoop: a redirect pointed back to a URL already in the chain.
@@ -31,21 +34,22 @@ var (
 
 // Reason codes of failed catalogs in the report and in CatalogResult.Reason.
 const (
-	ReasonTimeout          = "timeout"
-	ReasonHTTPStatus       = "http_status"
-	ReasonTooLarge         = "too_large"
-	ReasonNotJSON          = "not_json"
-	ReasonInvalidJSON      = "invalid_json"
-	ReasonRobotsDisallowed = "robots_disallowed"
-	ReasonSSRFBlocked      = "ssrf_blocked"
-	ReasonRedirectLoop     = "redirect_loop"
-	ReasonTooManyRedirects = "too_many_redirects"
-	ReasonDNSError         = "dns_error"
-	ReasonTLSError         = "tls_error"
-	ReasonConnection       = "connection_error"
-	ReasonExcluded         = "excluded"
-	ReasonInvalidURL       = "invalid_url"
-	ReasonCanceled         = "canceled"
+	ReasonTimeout           = "timeout"
+	ReasonHTTPStatus        = "http_status"
+	ReasonTooLarge          = "too_large"
+	ReasonNotJSON           = "not_json"
+	ReasonInvalidJSON       = "invalid_json"
+	ReasonRobotsDisallowed  = "robots_disallowed"
+	ReasonRobotsUnavailable = "robots_unavailable"
+	ReasonSSRFBlocked       = "ssrf_blocked"
+	ReasonRedirectLoop      = "redirect_loop"
+	ReasonTooManyRedirects  = "too_many_redirects"
+	ReasonDNSError          = "dns_error"
+	ReasonTLSError          = "tls_error"
+	ReasonConnection        = "connection_error"
+	ReasonExcluded          = "excluded"
+	ReasonInvalidURL        = "invalid_url"
+	ReasonCanceled          = "canceled"
 )
 
 // Reason returns the report's reason code for a fetch error.
@@ -61,6 +65,8 @@ func Reason(err error) string {
 	switch {
 	case errors.Is(err, ErrRobotsDisallowed):
 		return ReasonRobotsDisallowed
+	case errors.Is(err, ErrRobotsUnavailable):
+		return ReasonRobotsUnavailable
 	case errors.Is(err, ErrSSRFBlocked):
 		return ReasonSSRFBlocked
 	case errors.Is(err, ErrRedirectLoop):

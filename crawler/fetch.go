@@ -122,9 +122,14 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		if !s.cfg.hostAllowed(u.Hostname()) {
 			return nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
 		}
+		col := s.col
 		if k != kindRobots {
-			if err := s.robotsCheck(ctx, u); err != nil {
+			h, err := s.robotsCheck(ctx, u)
+			if err != nil {
 				return nil, fmt.Errorf("get %s: %w", u, err)
+			}
+			if h.col != nil {
+				col = h.col
 			}
 		}
 		seen[u.String()] = true
@@ -142,7 +147,7 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 				hdr.Set("If-Modified-Since", v.LastModified)
 			}
 		}
-		res, err := s.attempts(ctx, u, hdr, k)
+		res, err := s.attempts(ctx, col, u, hdr, k)
 		if err != nil {
 			return nil, fmt.Errorf("get %s: %w", u, err)
 		}
@@ -177,9 +182,9 @@ func isRedirect(status int) bool {
 // attempts runs one request with bounded retries: timeouts and connection
 // errors, 429 and 5xx are retried with exponential backoff and jitter, or
 // after the server's Retry-After, clamped to MaxRetryAfter.
-func (s *session) attempts(ctx context.Context, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
+func (s *session) attempts(ctx context.Context, col *colly.Collector, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
 	for attempt := 1; ; attempt++ {
-		res, err := s.do(ctx, u, hdr, k)
+		res, err := s.do(ctx, col, u, hdr, k)
 		var wait time.Duration
 		switch {
 		case attempt >= s.cfg.MaxAttempts:
@@ -224,7 +229,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 }
 
 // do sends one request through colly.
-func (s *session) do(ctx context.Context, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
+func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -233,7 +238,7 @@ func (s *session) do(ctx context.Context, u *url.URL, hdr http.Header, k kind) (
 	cctx := colly.NewContext()
 	cctx.Put(slotKey, sl)
 	s.log.Debug("request", "url", u.String())
-	err := s.col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
+	err := col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
 	switch {
 	case sl.tooLarge:
 		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.cfg.MaxBodySize)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+)
+
+func TestCrawlCommandNoIndex(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("# fixture seeds\n"+fixtures.HostLinkOnly+"\n\n"+fixtures.HostCatchAll+"  # html everywhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{
+		"--seed", fixtures.HostAcme, "--seeds", seeds,
+		"--dns-server", web.DNSAddr, "--ca-file", web.CAFile, "--allow-private",
+		"--port-map", "443=" + strconv.Itoa(web.HTTPSPort), "--port-map", "80=" + strconv.Itoa(web.HTTPPort),
+		"--no-index",
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+
+	t.Run("json", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), append(base, "--json"), noEnv, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		var rep struct {
+			Catalogs []struct {
+				URL      string            `json:"url"`
+				Via      string            `json:"via"`
+				Status   string            `json:"status"`
+				Reason   string            `json:"reason"`
+				Records  int               `json:"records"`
+				Problems []json.RawMessage `json:"problems"`
+			} `json:"catalogs"`
+			Registries []map[string]any `json:"registries"`
+			Totals     map[string]any   `json:"totals"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+		}
+		vias := map[string]bool{}
+		var notJSON bool
+		for _, c := range rep.Catalogs {
+			if c.Problems == nil {
+				t.Errorf("%s: problems missing (want [])", c.URL)
+			}
+			if c.Status == "ok" {
+				vias[c.Via] = true
+			}
+			if strings.Contains(c.URL, fixtures.HostCatchAll) && c.Reason == "not_json" {
+				notJSON = true
+			}
+		}
+		for _, via := range []string{"wellknown", "linktag", "collection"} {
+			if !vias[via] {
+				t.Errorf("no ok catalog via %s in %+v", via, rep.Catalogs)
+			}
+		}
+		if !notJSON {
+			t.Errorf("catch-all host not reported not_json")
+		}
+		if len(rep.Registries) == 0 || rep.Totals["seeds"] != float64(3) {
+			t.Errorf("registries %v, totals %v", rep.Registries, rep.Totals)
+		}
+	})
+
+	t.Run("summary", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), base, noEnv, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		out := stdout.String()
+		for _, want := range []string{"VIA", "wellknown", "linktag", "not_json", "registries:", "3 seeds"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("summary lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("usage", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), []string{"--no-index"}, noEnv, &stdout, &stderr); code != 2 {
+			t.Fatalf("no seeds: exit %d, want 2", code)
+		}
+		if code := crawlMain(t.Context(), []string{"--seed", "a.test", "--allow-cidr", "nope"}, noEnv, &stdout, &stderr); code != 2 {
+			t.Fatalf("bad --allow-cidr: exit %d, want 2", code)
+		}
+	})
+}

@@ -1,0 +1,184 @@
+package crawler_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+var acmeWellKnown = "https://" + fixtures.HostAcme + fixtures.PathWellKnown
+
+func TestConditionalGETYieldsNotModified(t *testing.T) {
+	web := startWeb(t)
+	sink := &collector{}
+	c := newCrawler(t, webConfig(web), sink)
+
+	first := crawl(t, c, fixtures.HostAcme)
+	if got, _ := find(first, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("first crawl: %s is %s %s", acmeWellKnown, got.Status, got.Reason)
+	}
+	web.ResetRequests()
+	second := crawl(t, c, fixtures.HostAcme)
+	got, _ := find(second, acmeWellKnown)
+	if got.Status != normalize.StatusNotModified || got.Records != 0 {
+		t.Fatalf("second crawl: %s is %s with %d records, want not_modified", acmeWellKnown, got.Status, got.Records)
+	}
+	// The nested catalogs named by the unchanged document are still visited
+	// (and are themselves not modified).
+	if second.Totals.NotModified < 2 {
+		t.Errorf("second crawl: %d not_modified catalogs, want the well-known one and those it links", second.Totals.NotModified)
+	}
+	var sent bool
+	for _, r := range web.RequestsFor(fixtures.HostAcme) {
+		if r.Path == fixtures.PathWellKnown {
+			sent = r.IfNoneMatch != "" || r.IfModifiedSince != ""
+			if r.Status != http.StatusNotModified {
+				t.Errorf("well-known answered %d, want 304", r.Status)
+			}
+		}
+	}
+	if !sent {
+		t.Error("second crawl sent no validators")
+	}
+
+	// Validators exported by one crawler make another one's fetch conditional.
+	other := newCrawler(t, webConfig(web), &collector{})
+	other.SetValidators(c.Validators())
+	third := crawl(t, other, fixtures.HostAcme)
+	if got, _ := find(third, acmeWellKnown); got.Status != normalize.StatusNotModified {
+		t.Fatalf("crawler with imported validators: %s is %s", acmeWellKnown, got.Status)
+	}
+}
+
+func TestSSRFGuard(t *testing.T) {
+	web := startWeb(t)
+	public := webConfig(web)
+	public.AllowPrivate = false
+	seeds := []string{fixtures.HostAcme, web.URL("127.0.0.1", fixtures.PathWellKnown)}
+
+	rep := crawl(t, newCrawler(t, public, &collector{}), seeds...)
+	if len(rep.Catalogs) == 0 {
+		t.Fatal("public-mode crawl reported nothing")
+	}
+	for _, c := range rep.Catalogs {
+		if c.Status != normalize.StatusFailed || c.Reason != crawler.ReasonSSRFBlocked {
+			t.Errorf("public mode: %s is %s %q, want failed ssrf_blocked", c.URL, c.Status, c.Reason)
+		}
+	}
+	if n := len(web.Requests()); n != 0 {
+		t.Fatalf("public mode: the loopback web received %d requests", n)
+	}
+
+	rep = crawl(t, newCrawler(t, webConfig(web), &collector{}), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("allow private: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
+	}
+
+	// An allowed prefix opens exactly that range.
+	cidr := webConfig(web)
+	cidr.AllowPrivate = false
+	cidr.AllowCIDRs = mustPrefixes("127.0.0.0/8")
+	rep = crawl(t, newCrawler(t, cidr, &collector{}), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("allow-cidr 127.0.0.0/8: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
+	}
+}
+
+func TestHostHeadersAndHostPatterns(t *testing.T) {
+	web := startWeb(t)
+	web.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{RequireAuthorization: "Bearer s3cret"})
+
+	rep := crawl(t, newCrawler(t, webConfig(web), &collector{}), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Reason != crawler.ReasonHTTPStatus {
+		t.Fatalf("without the header: %s is %s %q, want http_status", acmeWellKnown, got.Status, got.Reason)
+	}
+
+	cfg := webConfig(web)
+	cfg.HostHeaders = map[string]http.Header{"acme.test": {"Authorization": {"Bearer s3cret"}}}
+	web.ResetRequests()
+	rep = crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("with the header: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
+	}
+	// The header goes to its host only, never to the artifact hosts.
+	for _, r := range web.Requests() {
+		if r.Host != fixtures.HostAcme && r.Authorization != "" {
+			t.Errorf("Authorization sent to %s%s", r.Host, r.Path)
+		}
+	}
+
+	web.Unscript(fixtures.HostAcme, fixtures.PathWellKnown)
+	cfg = webConfig(web)
+	cfg.ExcludeHosts = []string{"*.acme.test"}
+	web.ResetRequests()
+	rep = crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	for _, r := range web.Requests() {
+		if strings.HasSuffix(r.Host, ".acme.test") {
+			t.Errorf("excluded host requested: %s%s", r.Host, r.Path)
+		}
+	}
+	got, _ := find(rep, acmeWellKnown)
+	if got.Status != normalize.StatusOK || !hasProblem(got.Problems, normalize.CodeInvalidArtifact) {
+		t.Errorf("excluding *.acme.test: %s is %s with problems %+v, want ok with the artifacts' invalid_artifact warnings",
+			acmeWellKnown, got.Status, got.Problems)
+	}
+}
+
+func TestEnrichmentFetchesArtifacts(t *testing.T) {
+	web := startWeb(t)
+	sink := &collector{}
+	rep := crawl(t, newCrawler(t, webConfig(web), sink), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("%s is %s", acmeWellKnown, got.Status)
+	}
+	if n := len(web.RequestsFor(fixtures.HostAcmeAPI)); n == 0 {
+		t.Fatalf("no artifact fetched from %s", fixtures.HostAcmeAPI)
+	}
+	enriched := 0
+	for _, r := range sink.results() {
+		for _, rec := range r.Records {
+			if len(rec.Bindings) > 0 || len(rec.Skills) > 0 || len(rec.SkillNames) > 0 {
+				enriched++
+			}
+		}
+	}
+	if enriched == 0 {
+		t.Error("no record was enriched from its artifact")
+	}
+
+	cfg := webConfig(web)
+	cfg.DisableEnrichment = true
+	web.ResetRequests()
+	crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	if n := len(web.RequestsFor(fixtures.HostAcmeAPI)); n != 0 {
+		t.Fatalf("enrichment off: %d requests to %s", n, fixtures.HostAcmeAPI)
+	}
+}
+
+func TestRetriesHonourRetryAfterThenSucceed(t *testing.T) {
+	web := startWeb(t)
+	web.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{Sequence: []fixtures.Behavior{
+		{Status: http.StatusServiceUnavailable, RetryAfter: "30", Body: []byte("maintenance")},
+		{Status: http.StatusTooManyRequests, RetryAfter: "1", Body: []byte("slow down")},
+		{},
+	}})
+	cfg := webConfig(web)
+	cfg.MaxAttempts = 3
+	rep := crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
+		t.Fatalf("%s is %s %q, want ok on the third attempt", acmeWellKnown, got.Status, got.Reason)
+	}
+	var statuses []int
+	for _, r := range web.RequestsFor(fixtures.HostAcme) {
+		if r.Path == fixtures.PathWellKnown {
+			statuses = append(statuses, r.Status)
+		}
+	}
+	if len(statuses) != 3 || statuses[0] != 503 || statuses[1] != 429 || statuses[2] != 200 {
+		t.Fatalf("well-known answered %v, want [503 429 200]", statuses)
+	}
+}

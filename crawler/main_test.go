@@ -1,0 +1,107 @@
+package crawler_test
+
+import (
+	"context"
+	"net/netip"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// startWeb starts the fixture web for one test.
+func startWeb(t testing.TB) *fixtures.Web {
+	t.Helper()
+	web, err := fixtures.Start(context.Background(), fixtures.Options{})
+	if err != nil {
+		t.Fatalf("start fixture web: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	return web
+}
+
+// webConfig is a crawler configuration that reaches the fixture web: its
+// DNS server, its CA, its ports, private addresses allowed, and short
+// timeouts and retry waits so broken cases end quickly.
+func webConfig(web *fixtures.Web) crawler.Config {
+	return crawler.Config{
+		UserAgent:     "AgentFinderBot/test (+https://github.com/agentfinder/agentfinder)",
+		DNSServer:     web.DNSAddr,
+		CAFile:        web.CAFile,
+		PortMap:       map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
+		AllowPrivate:  true,
+		Timeout:       2 * time.Second,
+		MaxAttempts:   2,
+		RetryBackoff:  5 * time.Millisecond,
+		MaxRetryAfter: 50 * time.Millisecond,
+		MaxCrawlDelay: 20 * time.Millisecond, // robots-only.test asks for 1s
+	}
+}
+
+// collector is a Sink that keeps every result.
+type collector struct {
+	mu  sync.Mutex
+	got []normalize.CatalogResult
+}
+
+func (c *collector) Put(_ context.Context, r normalize.CatalogResult) error {
+	c.mu.Lock()
+	c.got = append(c.got, r)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *collector) results() []normalize.CatalogResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]normalize.CatalogResult(nil), c.got...)
+}
+
+// newCrawler builds a crawler closed at the end of the test.
+func newCrawler(t testing.TB, cfg crawler.Config, sink crawler.Sink) *crawler.Crawler {
+	t.Helper()
+	c, err := crawler.New(cfg, sink, nil)
+	if err != nil {
+		t.Fatalf("crawler.New: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// crawl runs one crawl and fails the test on error.
+func crawl(t testing.TB, c *crawler.Crawler, seeds ...string) *crawler.Report {
+	t.Helper()
+	rep, err := c.Crawl(t.Context(), seeds)
+	if err != nil {
+		t.Fatalf("crawl %v: %v", seeds, err)
+	}
+	return rep
+}
+
+// find returns the report entry for a catalog URL.
+func find(rep *crawler.Report, url string) (crawler.CatalogReport, bool) {
+	for _, c := range rep.Catalogs {
+		if c.URL == url {
+			return c, true
+		}
+	}
+	return crawler.CatalogReport{}, false
+}
+
+func mustPrefixes(ss ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package crawler
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestAgentmapLines(t *testing.T) {
+	base, _ := url.Parse("https://example.test/robots.txt")
+	body := []byte(`User-agent: *
+Disallow: /private/
+AGENTMAP: https://cdn.example.test/catalog.json
+agentmap:/agents/ai-catalog.json   # relative
+Agentmap: /agents/ai-catalog.json
+Sitemap: https://example.test/sitemap.xml
+# Agentmap: https://commented.test/x.json
+Agentmap: ftp://example.test/no.json
+Agentmap:
+`)
+	got := agentmapLines(body, base)
+	want := []string{"https://cdn.example.test/catalog.json", "https://example.test/agents/ai-catalog.json"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("agentmapLines = %q, want %q", got, want)
+	}
+}
+
+func TestLinkTagCatalogs(t *testing.T) {
+	base, _ := url.Parse("https://example.test/team/index.html")
+	page := []byte(`<!doctype html><html><head>
+<link rel="stylesheet" href="/style.css">
+<link rel="alternate AI-Catalog" href="catalog.json">
+<LINK REL=ard HREF="https://other.test/ard.json#frag">
+<link rel="ai-catalogue" href="/nope.json">
+<link rel="ai-catalog">
+</head><body><link rel="ai-catalog" href="/body.json"></body></html>`)
+	got := linkTagCatalogs(page, base)
+	want := []string{"https://example.test/team/catalog.json", "https://other.test/ard.json", "https://example.test/body.json"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("linkTagCatalogs = %q, want %q", got, want)
+	}
+}
+
+func TestLinkHeaderCatalogs(t *testing.T) {
+	base, _ := url.Parse("https://example.test/")
+	h := http.Header{}
+	h.Add("Link", `</a.json>; rel="ai-catalog", <https://x.test/b.json>; rel="alternate ard"; title="a, b"`)
+	h.Add("Link", `</style.css>; rel=preload; as=style`)
+	h.Add("Link", `</c.json>; rel=ai-catalog`)
+	got := linkHeaderCatalogs(h, base)
+	want := []string{"https://example.test/a.json", "https://x.test/b.json", "https://example.test/c.json"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("linkHeaderCatalogs = %q, want %q", got, want)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	cases := []struct {
+		name  string
+		g     guard
+		ip    string
+		allow bool
+	}{
+		{"public v4", guard{}, "93.184.216.34", true},
+		{"public v6", guard{}, "2606:4700::1111", true},
+		{"loopback", guard{}, "127.0.0.1", false},
+		{"loopback v6", guard{}, "::1", false},
+		{"mapped loopback", guard{}, "::ffff:127.0.0.1", false},
+		{"rfc1918", guard{}, "10.1.2.3", false},
+		{"rfc1918 192", guard{}, "192.168.1.1", false},
+		{"metadata", guard{}, "169.254.169.254", false},
+		{"cgnat", guard{}, "100.64.0.1", false},
+		{"ula", guard{}, "fd00::1", false},
+		{"link-local v6", guard{}, "fe80::1", false},
+		{"unspecified", guard{}, "0.0.0.0", false},
+		{"multicast", guard{}, "224.0.0.1", false},
+		{"allow private: loopback", guard{allowPrivate: true}, "127.0.0.1", true},
+		{"allow private: rfc1918", guard{allowPrivate: true}, "10.0.0.1", true},
+		{"allow private: still no multicast", guard{allowPrivate: true}, "239.1.1.1", false},
+		{"allow private: still no unspecified", guard{allowPrivate: true}, "::", false},
+		{"cidr inside", guard{allow: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}}, "10.1.2.3", true},
+		{"cidr outside", guard{allow: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}}, "10.2.0.1", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.g.check(netip.MustParseAddr(tc.ip))
+			if tc.allow && err != nil {
+				t.Fatalf("check(%s) = %v, want allowed", tc.ip, err)
+			}
+			if !tc.allow && !errors.Is(err, ErrSSRFBlocked) {
+				t.Fatalf("check(%s) = %v, want ErrSSRFBlocked", tc.ip, err)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		name, v string
+		want    time.Duration
+	}{
+		{"seconds", "2", 2 * time.Second},
+		{"date", now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{"past date", now.Add(-time.Hour).Format(http.TimeFormat), 0},
+		{"garbage", "soon", 0},
+		{"empty", "", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := retryAfter(tc.v, now); got != tc.want {
+				t.Fatalf("retryAfter(%q) = %v, want %v", tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMaxAge(t *testing.T) {
+	cases := map[string]time.Duration{
+		"public, max-age=3600":        time.Hour,
+		"no-cache":                    0,
+		"s-maxage=10, max-age=\"60\"": time.Minute,
+		"":                            0,
+	}
+	for v, want := range cases {
+		h := http.Header{}
+		h.Set("Cache-Control", v)
+		if got := maxAge(h); got != want {
+			t.Errorf("maxAge(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestParseHostHeaders(t *testing.T) {
+	got, err := ParseHostHeaders([]byte(`{"hosts": {"catalog.corp.test": {"Authorization": "Bearer x"}, "*.corp.test": {"X-Team": ["a", "b"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got["catalog.corp.test"].Get("Authorization"); v != "Bearer x" {
+		t.Errorf("Authorization = %q", v)
+	}
+	if v := got["*.corp.test"].Values("X-Team"); !slices.Equal(v, []string{"a", "b"}) {
+		t.Errorf("X-Team = %q", v)
+	}
+	cfg := Config{HostHeaders: got}
+	if h := cfg.headersFor("catalog.corp.test"); h.Get("Authorization") != "Bearer x" || len(h.Values("X-Team")) != 2 {
+		t.Errorf("headersFor(catalog.corp.test) = %v", h)
+	}
+	if h := cfg.headersFor("catalog.other.test"); h != nil {
+		t.Errorf("headersFor(other) = %v, want none", h)
+	}
+	for _, bad := range []string{`{"hosts": {"h": {"A": 1}}}`, `not json`, `{"hosts": {"[": {}}}`} {
+		if _, err := ParseHostHeaders([]byte(bad)); err == nil {
+			t.Errorf("ParseHostHeaders(%s) succeeded", bad)
+		}
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	cfg := Config{IncludeHosts: []string{"*.corp.test", "corp.test"}, ExcludeHosts: []string{"secret.corp.test"}}
+	for host, want := range map[string]bool{
+		"corp.test": true, "a.corp.test": true, "SECRET.corp.test": false, "evil.test": false,
+	} {
+		if got := cfg.hostAllowed(host); got != want {
+			t.Errorf("hostAllowed(%s) = %v, want %v", host, got, want)
+		}
+	}
+	if !(Config{}).hostAllowed("anything.test") {
+		t.Error("zero config refuses a host")
+	}
+}
