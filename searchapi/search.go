@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -464,8 +465,8 @@ func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string) federation.H
 		delete(h, "examples")
 		h["evidence"] = mustJSON(buildEvidence(h, examples, details, q, qterms, rs))
 	}
-	h["score"] = mustJSON(score)
-	h["source"] = mustJSON(s.publicURL)
+	h["score"] = json.RawMessage(strconv.Itoa(score))
+	h["source"] = s.sourceJSON
 	var id string
 	_ = json.Unmarshal(h["identifier"], &id)
 	return federation.Hit{
@@ -492,12 +493,95 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// searchResponse is POST /search's answer.
-type searchResponse struct {
-	Results   []map[string]json.RawMessage `json:"results"`
-	Referrals []json.RawMessage            `json:"referrals"`
-	Upstreams []federation.Outcome         `json:"upstreams,omitempty"`
-	PageToken string                       `json:"pageToken,omitempty"`
+// writeSearch writes POST /search's answer: {"results", "referrals",
+// "upstreams" (federating modes only), "pageToken"}. Entries are written key
+// by key (sorted, as encoding/json would) from their raw JSON values, which
+// come from Meilisearch or from json.Marshal: re-encoding them through
+// encoding/json would validate and compact every byte again, a cost the
+// latency budget of the endpoint cannot carry. Values of upstream entries
+// are checked with json.Valid first and dropped when invalid.
+func writeSearch(w http.ResponseWriter, hits []federation.Hit, referrals []json.RawMessage, upstreams []federation.Outcome, withUpstreams bool, pageToken string) {
+	buf := bytes.NewBuffer(make([]byte, 0, 1024+len(hits)*1024))
+	buf.WriteString(`{"results":[`)
+	n := 0
+	keys := make([]string, 0, 32)
+	for _, h := range hits {
+		if h.Entry == nil {
+			continue
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		n++
+		keys = keys[:0]
+		for k := range h.Entry {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf.WriteByte('{')
+		first := true
+		for _, k := range keys {
+			v := h.Entry[k]
+			if len(v) == 0 || (!h.Local && !json.Valid(v)) {
+				continue
+			}
+			if !first {
+				buf.WriteByte(',')
+			}
+			first = false
+			writeJSONString(buf, k)
+			buf.WriteByte(':')
+			buf.Write(v)
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteString(`],"referrals":`)
+	writeMarshal(buf, referrals, "[]")
+	if withUpstreams {
+		buf.WriteString(`,"upstreams":`)
+		writeMarshal(buf, upstreams, "[]")
+	}
+	if pageToken != "" {
+		buf.WriteString(`,"pageToken":`)
+		writeJSONString(buf, pageToken)
+	}
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeMarshal writes v as JSON, or empty when v is a nil slice or fails.
+func writeMarshal[T any](buf *bytes.Buffer, v []T, empty string) {
+	if len(v) == 0 {
+		buf.WriteString(empty)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		buf.WriteString(empty)
+		return
+	}
+	buf.Write(b)
+}
+
+// writeJSONString writes s as a JSON string.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		buf.WriteByte('"')
+		buf.WriteString(s)
+		buf.WriteByte('"')
+		return
+	}
+	b, _ := json.Marshal(s)
+	buf.Write(b)
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
@@ -528,14 +612,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		resp := searchResponse{Results: entries(hits), Referrals: []json.RawMessage{}}
-		if mode != federation.ModeNone {
-			resp.Upstreams = []federation.Outcome{}
-		}
+		tok := ""
 		if next > 0 {
-			resp.PageToken = s.tokens.encode(norm, next)
+			tok = s.tokens.encode(norm, next)
 		}
-		writeJSON(w, http.StatusOK, withEmptyUpstreams(resp, mode))
+		writeSearch(w, hits, nil, nil, mode != federation.ModeNone, tok)
 		return nil
 	}
 	local := func(ctx context.Context, _ federation.Query, pageToken string) ([]federation.Hit, string, error) {
@@ -560,40 +641,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := searchResponse{Results: entries(fr.Results), Referrals: fr.Referrals, Upstreams: fr.Upstreams, PageToken: fr.PageToken}
-	if resp.Referrals == nil {
-		resp.Referrals = []json.RawMessage{}
-	}
-	writeJSON(w, http.StatusOK, withEmptyUpstreams(resp, mode))
+	writeSearch(w, fr.Results, fr.Referrals, fr.Upstreams, true, fr.PageToken)
 	return nil
-}
-
-// withEmptyUpstreams makes "upstreams" present (possibly empty) in the
-// federating modes and absent for none.
-func withEmptyUpstreams(resp searchResponse, mode federation.Mode) any {
-	if mode == federation.ModeNone {
-		return resp
-	}
-	ups := resp.Upstreams
-	if ups == nil {
-		ups = []federation.Outcome{}
-	}
-	return struct {
-		Results   []map[string]json.RawMessage `json:"results"`
-		Referrals []json.RawMessage            `json:"referrals"`
-		Upstreams []federation.Outcome         `json:"upstreams"`
-		PageToken string                       `json:"pageToken,omitempty"`
-	}{resp.Results, resp.Referrals, ups, resp.PageToken}
-}
-
-func entries(hits []federation.Hit) []map[string]json.RawMessage {
-	out := make([]map[string]json.RawMessage, 0, len(hits))
-	for _, h := range hits {
-		if h.Entry != nil {
-			out = append(out, h.Entry)
-		}
-	}
-	return out
 }
 
 // federationQuery is the query as forwarded upstream.

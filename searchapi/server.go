@@ -12,6 +12,7 @@ package searchapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -83,17 +84,18 @@ type Config struct {
 // Server serves the Agent Finder API over one index. Create it with New; it
 // is safe for concurrent use and holds no global state.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	index     meilisearch.IndexManager
-	tokens    pageTokens
-	now       func() time.Time
-	sem       chan struct{}
-	publicURL string // without trailing slash
-	viaName   string // our name in Via headers: host[:port] of PublicURL
-	urn       string
-	ratio     float64
-	mux       *http.ServeMux
+	cfg        Config
+	log        *slog.Logger
+	index      meilisearch.IndexManager
+	tokens     pageTokens
+	now        func() time.Time
+	sem        chan struct{}
+	publicURL  string          // without trailing slash
+	sourceJSON json.RawMessage // publicURL as a JSON string
+	viaName    string          // our name in Via headers: host[:port] of PublicURL
+	urn        string
+	ratio      float64
+	mux        *http.ServeMux
 
 	mu      sync.Mutex
 	details map[string]string
@@ -139,6 +141,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		urn:       "urn:ai:" + strings.ToLower(pu.Hostname()) + ":registry:" + urnPart(cfg.RegistryName),
 		details:   maps.Clone(cfg.ReadyDetails),
 	}
+	s.sourceJSON = mustJSON(s.publicURL)
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,0 +1,258 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// BenchmarkSearchVsDirect measures POST /search through the real handler over
+// loopback HTTP against the equivalent direct Meilisearch query (the exact
+// request buildSearch produces, sent with the same client), interleaved in
+// the same run, with 1 and 8 clients. Records: AGENTFINDER_BENCH_RECORDS
+// (default 100000); requests per measurement: AGENTFINDER_BENCH_OPS (default
+// 2000). Run once: go test -run XXX -bench SearchVsDirect -benchtime 1x.
+// Targets (issue 6): p50 <= direct + 1 ms, p99 <= direct + 5 ms, 8-client
+// throughput >= 0.7x direct, no errors.
+func BenchmarkSearchVsDirect(b *testing.B) {
+	n := envInt("AGENTFINDER_BENCH_RECORDS", 100000)
+	ops := envInt("AGENTFINDER_BENCH_OPS", 2000)
+	ms, name := meilitest.Index(b, "bench")
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(indexSettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		docs := make([]normalize.Document, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			docs = append(docs, benchDoc(rng, j))
+		}
+		task, err := idx.AddDocuments(docs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
+
+	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	client := meili.NewHTTPClient(10 * time.Second) // keep-alive, no gzip: the same transport settings both ways
+
+	// The query mix: one to four words with and without a type filter.
+	type benchQuery struct {
+		body   []byte
+		direct func(ctx context.Context) error
+	}
+	var queries []benchQuery
+	for i := range 64 {
+		words := make([]byte, 0, 40)
+		for k := range 1 + i%4 {
+			if k > 0 {
+				words = append(words, ' ')
+			}
+			words = append(words, benchWords[rng.IntN(len(benchWords))]...)
+		}
+		q := map[string]any{"text": string(words), "federation": "none"}
+		if i%3 == 0 {
+			q["type"] = benchTypes[i%len(benchTypes)]
+		}
+		body, _ := json.Marshal(map[string]any{"query": q, "pageSize": 10})
+		var sb searchBody
+		if err := json.Unmarshal(body, &sb); err != nil {
+			b.Fatal(err)
+		}
+		sq, err := parseSearch(&sb, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := srv.buildSearch(context.Background(), sq, 0, sq.PageSize+1)
+		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
+			r := *req
+			_, err := srv.index.SearchRawWithContext(ctx, r.Query, &r)
+			return err
+		}})
+	}
+	api := func(ctx context.Context, body []byte) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/search", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	// Warm up both paths (connections, caches).
+	for _, q := range queries {
+		if err := q.direct(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if err := api(context.Background(), q.body); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	run := func(clients int, useAPI bool) (lat []time.Duration, elapsed time.Duration, errs int64) {
+		var next, nerr atomic.Int64
+		lats := make([][]time.Duration, clients)
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for c := range clients {
+			wg.Go(func() {
+				for {
+					i := next.Add(1) - 1
+					if i >= int64(ops/2) {
+						return
+					}
+					q := queries[int(i)%len(queries)]
+					s := time.Now()
+					var err error
+					if useAPI {
+						err = api(context.Background(), q.body)
+					} else {
+						err = q.direct(context.Background())
+					}
+					lats[c] = append(lats[c], time.Since(s))
+					if err != nil {
+						nerr.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed = time.Since(t0)
+		for _, l := range lats {
+			lat = append(lat, l...)
+		}
+		return lat, elapsed, nerr.Load()
+	}
+	for b.Loop() {
+		for _, clients := range []int{1, 8} {
+			var dl, al []time.Duration
+			var dt, at time.Duration
+			var errs int64
+			for round := range 2 { // interleave: direct, api, api, direct
+				order := []bool{false, true}
+				if round == 1 {
+					order = []bool{true, false}
+				}
+				for _, useAPI := range order {
+					l, e, n := run(clients, useAPI)
+					errs += n
+					if useAPI {
+						al, at = append(al, l...), at+e
+					} else {
+						dl, dt = append(dl, l...), dt+e
+					}
+				}
+			}
+			dp50, dp99 := pct(dl, 50), pct(dl, 99)
+			ap50, ap99 := pct(al, 50), pct(al, 99)
+			dqps := float64(len(dl)) / dt.Seconds()
+			aqps := float64(len(al)) / at.Seconds()
+			c := strconv.Itoa(clients) + "c"
+			b.ReportMetric(ms2(dp50), "direct_p50_ms_"+c)
+			b.ReportMetric(ms2(ap50), "api_p50_ms_"+c)
+			b.ReportMetric(ms2(ap50-dp50), "p50_overhead_ms_"+c)
+			b.ReportMetric(ms2(dp99), "direct_p99_ms_"+c)
+			b.ReportMetric(ms2(ap99), "api_p99_ms_"+c)
+			b.ReportMetric(ms2(ap99-dp99), "p99_overhead_ms_"+c)
+			b.ReportMetric(dqps, "direct_qps_"+c)
+			b.ReportMetric(aqps, "api_qps_"+c)
+			b.ReportMetric(aqps/dqps, "qps_ratio_"+c)
+			b.ReportMetric(float64(errs), "errors_"+c)
+			b.Logf("%d client(s), %d records: direct p50 %.2f p99 %.2f ms %.0f q/s | api p50 %.2f p99 %.2f ms %.0f q/s | ratio %.2f, errors %d",
+				clients, n, ms2(dp50), ms2(dp99), dqps, ms2(ap50), ms2(ap99), aqps, aqps/dqps, errs)
+		}
+	}
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func envInt(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+var (
+	benchWords = []string{"weather", "forecast", "flight", "booking", "hotel", "invoice", "payment", "calendar", "meeting",
+		"translate", "summarize", "document", "contract", "legal", "medical", "claims", "insurance", "patient", "records",
+		"spreadsheet", "email", "code", "review", "security", "scan", "database", "query", "image", "video", "music",
+		"recipe", "shopping", "stock", "market", "crypto", "news", "search", "map", "route", "travel", "tax", "payroll",
+		"hiring", "onboarding", "support", "ticket", "chat", "voice", "sales", "crm"}
+	benchTypes = []string{"application/a2a-agent-card+json", "application/mcp-server+json", "application/ai-skill", "application/adp-agent-card+json"}
+	benchTags  = []string{"travel", "finance", "health", "legal", "productivity", "developer", "media", "retail", "hr", "security", "data", "support"}
+)
+
+// benchDoc is a simple, realistic record: a name, a two-sentence
+// description, tags, capabilities, representative queries and provenance.
+func benchDoc(rng *rand.Rand, i int) normalize.Document {
+	w := func() string { return benchWords[rng.IntN(len(benchWords))] }
+	pub := fmt.Sprintf("pub%03d.example", i%500)
+	rec := normalize.Record{
+		Identifier:            fmt.Sprintf("urn:ai:%s:agent:a%06d", pub, i),
+		DisplayName:           fmt.Sprintf("%s %s agent %d", w(), w(), i),
+		Type:                  benchTypes[i%len(benchTypes)],
+		URL:                   fmt.Sprintf("https://%s/agents/a%06d.json", pub, i),
+		Description:           fmt.Sprintf("Helps with %s and %s for %s teams. Connects to %s and %s tools to automate %s.", w(), w(), w(), w(), w(), w()),
+		Tags:                  []string{benchTags[rng.IntN(len(benchTags))], benchTags[rng.IntN(len(benchTags))], w()},
+		Capabilities:          []string{w() + "Tool", w() + "Tool"},
+		RepresentativeQueries: []string{"help me " + w() + " my " + w(), "find a " + w() + " " + w() + " agent"},
+		UpdatedAt:             time.Date(2026, 1, 1+i%150, 0, 0, 0, 0, time.UTC).Format(time.RFC3339),
+		Publisher:             pub,
+		PublisherVerified:     i%3 != 0,
+		Protocols:             []string{"a2a"},
+		Source:                normalize.Source{Catalog: "https://" + pub + "/.well-known/ai-catalog.json", Via: normalize.ViaWellKnown},
+	}
+	if i%7 == 0 {
+		rec.Compliance = []string{"soc2-type2", "soc2"}
+	}
+	return normalize.NewDocument(rec, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+}
