@@ -1,0 +1,511 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/scheduler"
+)
+
+const (
+	e2eHost     = "e2e-shop.test" // a catalog the test edits and breaks
+	e2eNewHost  = "e2e-late.test" // a seed added by reload
+	e2eToken    = "e2e-admin-token"
+	e2eSchedule = "@every 2s"
+	wellKnown   = "/.well-known/ai-catalog.json"
+)
+
+// shopCatalog is e2eHost's catalog; version 2 edits one entry and removes another.
+func shopCatalog(version int) []byte {
+	type entry map[string]any
+	entries := []entry{
+		{"identifier": "urn:ai:e2e-shop.test:agent:quokka-invoicer", "displayName": "Quokka Invoicer",
+			"type": "application/a2a-agent-card+json", "url": "https://e2e-shop.test/agents/invoicer.json",
+			"description": "Drafts and sends invoices for small shops.", "tags": []string{"billing"}, "updatedAt": "2026-01-01T00:00:00Z"},
+		{"identifier": "urn:ai:e2e-shop.test:agent:wombat-stocktaker", "displayName": "Wombat Stocktaker",
+			"type": "application/a2a-agent-card+json", "url": "https://e2e-shop.test/agents/stock.json",
+			"description": "Counts inventory and reorders stock.", "tags": []string{"inventory"}, "updatedAt": "2026-01-01T00:00:00Z"},
+		{"identifier": "urn:ai:e2e-shop.test:agent:numbat-courier", "displayName": "Numbat Courier",
+			"type": "application/a2a-agent-card+json", "url": "https://e2e-shop.test/agents/courier.json",
+			"description": "Books parcel pickups with local couriers.", "tags": []string{"shipping"}, "updatedAt": "2026-01-01T00:00:00Z"},
+	}
+	if version == 2 {
+		entries[0]["description"] = "Drafts invoices and chases overdue payments with platypus reminders."
+		entries[0]["updatedAt"] = "2026-02-01T00:00:00Z"
+		entries = entries[:2] // numbat-courier removed
+	}
+	b, _ := json.MarshalIndent(map[string]any{"specVersion": "1.0", "host": map[string]any{"displayName": "E2E Shop"}, "entries": entries}, "", "  ")
+	return b
+}
+
+func lateCatalog() []byte {
+	return []byte(`{"specVersion": "1.0", "entries": [{"identifier": "urn:ai:e2e-late.test:agent:echidna-scheduler",
+	  "displayName": "Echidna Scheduler", "type": "application/a2a-agent-card+json", "url": "https://e2e-late.test/agents/s.json",
+	  "description": "Schedules meetings across time zones."}]}`)
+}
+
+// e2e is one serve process under test.
+type e2e struct {
+	t       *testing.T
+	web     *fixtures.Web
+	meili   *meilitest.Server
+	index   string
+	dataDir string
+	seeds   string // seeds file
+	args    []string
+
+	client *http.Client
+	srv    *server
+	cancel context.CancelFunc
+	done   chan int
+	logs   *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newE2E(t *testing.T) *e2e {
+	t.Helper()
+	m := meilitest.Connect(t)
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+
+	e := &e2e{t: t, web: web, meili: m, index: meilitest.NewIndexName("e2e_serve"), dataDir: t.TempDir(),
+		client: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() {
+		for _, uid := range []string{e.index, e.index + "_sources"} {
+			if task, err := m.Client.DeleteIndex(uid); err == nil {
+				_ = meilitest.Wait(m.Client, task.TaskUID)
+			}
+		}
+	})
+	e.seeds = filepath.Join(e.dataDir, "seeds.txt")
+	e.writeSeeds(append(web.Seeds(), e2eHost))
+	e.args = []string{
+		"--addr", "127.0.0.1:0",
+		"--data-dir", e.dataDir,
+		"--index", e.index,
+		"--schedule", e2eSchedule,
+		"--crawl-workers", "4",
+		"--seeds", e.seeds,
+		"--dns-server", web.DNSAddr,
+		"--ca-file", web.CAFile,
+		"--allow-private",
+		"--port-map", fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
+		"--no-embeddings",
+		"--federation-budget", "500ms",
+		"--log-level", "debug",
+		"--shutdown-timeout", "3s",
+	}
+	return e
+}
+
+func (e *e2e) writeSeeds(seeds []string) {
+	e.t.Helper()
+	body := "# e2e seeds\n" + strings.Join(seeds, "\n") + "\n"
+	if err := os.WriteFile(e.seeds, []byte(body), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// start runs serve in-process and waits until it is ready.
+func (e *e2e) start() {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan *server, 1)
+	env := map[string]string{
+		"MEILI_URL":               e.meili.URL,
+		"MEILI_API_KEY":           e.meili.APIKey,
+		"AGENTFINDER_ADMIN_TOKEN": e2eToken,
+	}
+	hooks := serveHooks{
+		getenv:    func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		ready:     func(s *server) { ready <- s },
+		noSignals: true,
+	}
+	e.logs = &syncBuffer{}
+	logs := e.logs
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			out := logs.String()
+			if len(out) > 20000 {
+				out = "...\n" + out[len(out)-20000:]
+			}
+			e.t.Logf("serve log:\n%s", out)
+		}
+	})
+	e.cancel = cancel
+	e.done = make(chan int, 1)
+	go func() { e.done <- serveMain(ctx, e.args, hooks, io.Discard, e.logs) }()
+	select {
+	case e.srv = <-ready:
+	case code := <-e.done:
+		e.t.Fatalf("serve exited with %d before ready:\n%s", code, e.logs.String())
+	case <-time.After(60 * time.Second):
+		e.t.Fatalf("serve not ready after 60s:\n%s", e.logs.String())
+	}
+}
+
+// stop cancels serve and waits for a clean exit.
+func (e *e2e) stop() {
+	e.t.Helper()
+	e.cancel()
+	select {
+	case code := <-e.done:
+		if code != 0 {
+			e.t.Fatalf("serve exited with %d:\n%s", code, e.logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		e.t.Fatalf("serve did not stop within 60s")
+	}
+}
+
+func (e *e2e) url(p string) string { return "http://" + e.srv.addr + p }
+
+// do sends a request with the admin token and decodes a JSON answer.
+func (e *e2e) do(method, p string, body any, out any) int {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, e.url(p), rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e2eToken)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, p, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			e.t.Fatalf("%s %s: decode %q: %v", method, p, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+type adminStatus struct {
+	Scheduler scheduler.Status `json:"scheduler"`
+}
+
+type seedView struct {
+	scheduler.SeedState
+	Running bool           `json:"running"`
+	Report  crawler.Report `json:"report"`
+}
+
+func (e *e2e) status() map[string]seedView {
+	e.t.Helper()
+	var raw struct {
+		Scheduler struct {
+			Seeds []seedView `json:"seeds"`
+		} `json:"scheduler"`
+	}
+	if code := e.do(http.MethodGet, "/admin/status", nil, &raw); code != http.StatusOK {
+		e.t.Fatalf("GET /admin/status: %d", code)
+	}
+	out := map[string]seedView{}
+	for _, s := range raw.Scheduler.Seeds {
+		out[s.Seed] = s
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func (e *e2e) waitFor(what string, limit time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	start := time.Now()
+	defer func() { e.t.Logf("waited %v for %s", time.Since(start).Round(time.Millisecond), what) }()
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.t.Fatalf("timed out after %v waiting for %s: %s", limit, what, last)
+}
+
+// doc returns the indexed document of an identifier, or nil.
+func (e *e2e) doc(identifier string) map[string]any {
+	e.t.Helper()
+	var d map[string]any
+	err := e.meili.Client.Index(e.index).GetDocument(normalize.DocID(identifier), nil, &d)
+	if err != nil {
+		var me *meilisearch.Error
+		if errors.As(err, &me) && me.StatusCode == http.StatusNotFound {
+			return nil
+		}
+		e.t.Fatalf("get document %s: %v", identifier, err)
+	}
+	return d
+}
+
+// search runs POST /search with federation none and returns the identifiers.
+func (e *e2e) search(text string) []string {
+	e.t.Helper()
+	var resp struct {
+		Results []struct {
+			Identifier string `json:"identifier"`
+		} `json:"results"`
+	}
+	code := e.do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": 20}, &resp)
+	if code != http.StatusOK {
+		e.t.Fatalf("POST /search %q: status %d", text, code)
+	}
+	var ids []string
+	for _, r := range resp.Results {
+		ids = append(ids, r.Identifier)
+	}
+	return ids
+}
+
+// collectSink keeps the identifiers of every catalog fetched ok.
+type collectSink struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (c *collectSink) Put(_ context.Context, res normalize.CatalogResult) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if res.Status == normalize.StatusOK {
+		for _, r := range res.Records {
+			c.ids[r.Identifier] = true
+		}
+	}
+	return nil
+}
+
+// referenceCrawl crawls a second, identical fixture web with the crawler
+// alone and returns the identifiers it found: what serve must index.
+func referenceCrawl(t *testing.T, seeds []string) []string {
+	t.Helper()
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	sink := &collectSink{ids: map[string]bool{}}
+	cr, err := crawler.New(crawler.Config{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		AllowPrivate: true,
+		PortMap:      map[string]string{"443": fmt.Sprint(web.HTTPSPort), "80": fmt.Sprint(web.HTTPPort)},
+	}, sink, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	if _, err := cr.Crawl(t.Context(), seeds); err != nil {
+		t.Fatalf("reference crawl: %v", err)
+	}
+	return sortedKeys(sink.ids)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestServeE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	e := newE2E(t)
+	allSeeds := append(e.web.Seeds(), e2eHost)
+	// What serve must index: a crawl of an identical web by the crawler
+	// alone, run alongside serve's first crawl.
+	reference := make(chan []string, 1)
+	go func() { reference <- referenceCrawl(t, allSeeds) }()
+	e.start()
+
+	// Admin endpoints need the token.
+	resp, err := e.client.Get(e.url("/admin/status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /admin/status without token: %d, want 401", resp.StatusCode)
+	}
+
+	// The first crawl of every seed starts right away and indexes every catalog.
+	e.waitFor("the first crawl of every seed", 90*time.Second, func() (bool, string) {
+		st := e.status()
+		for _, sd := range allSeeds {
+			if st[sd].Runs < 1 {
+				return false, fmt.Sprintf("%s: %+v", sd, st[sd].SeedState)
+			}
+		}
+		return true, ""
+	})
+	// Every identifier a crawl of the same web yields is indexed.
+	var want []string
+	select {
+	case want = <-reference:
+	case <-time.After(120 * time.Second):
+		t.Fatal("reference crawl did not finish within 120s")
+	}
+	if len(want) < 20 {
+		t.Fatalf("reference crawl found only %d identifiers", len(want))
+	}
+	for _, id := range want {
+		if strings.HasPrefix(id, "urn:ai:"+fixtures.HostChanging+":") {
+			continue // its catalog changes on the second fetch, which serve has made by now
+		}
+		if e.doc(id) == nil {
+			t.Errorf("%s (found by the crawler) is not indexed after the first crawl", id)
+		}
+	}
+	for _, id := range []string{"urn:ai:e2e-shop.test:agent:quokka-invoicer", "urn:ai:e2e-shop.test:agent:numbat-courier"} {
+		if e.doc(id) == nil {
+			t.Fatalf("%s not indexed after the first crawl", id)
+		}
+	}
+	if got := e.search("quokka invoices"); !contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer") {
+		t.Errorf("search for the invoicer returned %v", got)
+	}
+	if got := e.search("kubernetes pod logs"); !contains(got, "urn:ai:acme.test:platform:k8s-ops") {
+		t.Errorf("search for k8s ops returned %v", got)
+	}
+
+	// A catalog that changes is reflected after the next scheduled run.
+	changed := time.Now()
+	e.web.SetFile(e2eHost, wellKnown, shopCatalog(2))
+	e.waitFor("the edited catalog to be reindexed", 60*time.Second, func() (bool, string) {
+		d := e.doc("urn:ai:e2e-shop.test:agent:quokka-invoicer")
+		desc, _ := d["description"].(string)
+		gone := e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") == nil
+		return strings.Contains(desc, "platypus") && gone, fmt.Sprintf("description %q, removed entry gone %v", desc, gone)
+	})
+	if got := e.search("platypus reminders"); !contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer") {
+		t.Errorf("search for the edited text returned %v", got)
+	}
+	if sd := e.status()[e2eHost]; !sd.LastStart.After(changed) || sd.Outcome != scheduler.OutcomeOK {
+		t.Errorf("edit picked up without a scheduled run? %+v", sd.SeedState)
+	}
+
+	// A host that starts failing backs off and keeps its records.
+	e.web.Script(e2eHost, wellKnown, fixtures.Behavior{Status: http.StatusInternalServerError})
+	e.waitFor("two consecutive failures", 90*time.Second, func() (bool, string) {
+		sd := e.status()[e2eHost]
+		return sd.Failures >= 2, fmt.Sprintf("%+v", sd.SeedState)
+	})
+	sd := e.status()[e2eHost]
+	if wait := sd.Next.Sub(sd.LastFinish); wait < 4*time.Second {
+		t.Errorf("after %d failures the next run is %v after the last: no backoff (schedule 2s)", sd.Failures, wait)
+	}
+	for _, id := range []string{"urn:ai:e2e-shop.test:agent:quokka-invoicer", "urn:ai:e2e-shop.test:agent:wombat-stocktaker"} {
+		if e.doc(id) == nil {
+			t.Errorf("%s deleted while its host was failing", id)
+		}
+	}
+
+	// A reload (SIGHUP) picks up a new seed from the file.
+	e.web.SetFile(e2eNewHost, wellKnown, lateCatalog())
+	e.writeSeeds(append(allSeeds, e2eNewHost))
+	e.srv.reload()
+	e.waitFor("the new seed to be crawled", 60*time.Second, func() (bool, string) {
+		return e.doc("urn:ai:e2e-late.test:agent:echidna-scheduler") != nil, fmt.Sprintf("%+v", e.status()[e2eNewHost].SeedState)
+	})
+
+	// POST /admin/crawl triggers a named seed now; unknown seeds are 404.
+	before := e.status()[fixtures.HostAcme].Runs
+	var trig struct {
+		Triggered []string `json:"triggered"`
+	}
+	if code := e.do(http.MethodPost, "/admin/crawl?seed="+fixtures.HostAcme, nil, &trig); code != http.StatusAccepted || !contains(trig.Triggered, fixtures.HostAcme) {
+		t.Fatalf("POST /admin/crawl: %d %v", code, trig)
+	}
+	e.waitFor("the triggered crawl", 60*time.Second, func() (bool, string) {
+		return e.status()[fixtures.HostAcme].Runs > before, ""
+	})
+	if code := e.do(http.MethodPost, "/admin/crawl", map[string]any{"seeds": []string{"nowhere.test"}}, nil); code != http.StatusNotFound {
+		t.Errorf("POST /admin/crawl of an unknown seed: %d, want 404", code)
+	}
+
+	// A restart keeps the scheduler's state (and the index).
+	beforeRestart := e.status()
+	e.stop()
+	state, err := os.ReadFile(filepath.Join(e.dataDir, "scheduler.json"))
+	if err != nil {
+		t.Fatalf("state file: %v", err)
+	}
+	if !strings.Contains(string(state), e2eNewHost) || !strings.Contains(string(state), `"extra"`) {
+		t.Errorf("state file lacks seeds or validators:\n%.400s", state)
+	}
+	e.web.Unscript(e2eHost, wellKnown)
+	e.start()
+	defer e.stop()
+	after := e.status()
+	for name, b := range beforeRestart {
+		a, ok := after[name]
+		if !ok {
+			t.Errorf("seed %s lost by the restart", name)
+			continue
+		}
+		if a.Runs < b.Runs {
+			t.Errorf("seed %s state after restart %+v, before %+v", name, a.SeedState, b.SeedState)
+		}
+	}
+	if e.doc("urn:ai:e2e-late.test:agent:echidna-scheduler") == nil {
+		t.Error("index lost records across the restart")
+	}
+	// The host works again: its records, stale after repeated failures, come back.
+	e.waitFor("the recovered host's records in search", 60*time.Second, func() (bool, string) {
+		got := e.search("platypus reminders")
+		return contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer"), fmt.Sprint(got)
+	})
+}
