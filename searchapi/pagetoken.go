@@ -66,9 +66,14 @@ func (p pageTokens) decode(normalized, token string) (int, error) {
 	return int(off), nil
 }
 
-// maxOffset bounds how deep a client may page (Meilisearch's default
-// maxTotalHits is 1000).
-const maxOffset = 1000
+// maxOffset bounds how deep a token may point: GET /agents pages as deep as
+// the index's maxTotalHits (ingest sets 100,000).
+const maxOffset = 100000
+
+// maxSearchOffset bounds how deep POST /search pages: relevance ranks past
+// the first thousand results mean nothing (Meilisearch's default
+// maxTotalHits).
+const maxSearchOffset = 1000
 
 func (p pageTokens) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, p.key)

@@ -425,8 +425,8 @@ func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) 
 // hits as federation hits and the offset of the next page (0 when done).
 func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, error) {
 	limit := q.PageSize
-	if offset+limit > maxOffset {
-		limit = maxOffset - offset
+	if offset+limit > maxSearchOffset {
+		limit = maxSearchOffset - offset
 	}
 	if limit <= 0 {
 		return nil, 0, nil
