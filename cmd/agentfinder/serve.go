@@ -103,7 +103,7 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.DurationVar(&o.minRefresh, "min-refresh", time.Minute, "floor for refreshes that catalogs ask for (max-age, ttl, expiresAt)")
 	fs.DurationVar(&o.maxBackoff, "max-backoff", 24*time.Hour, "longest wait before retrying a seed that keeps failing")
 	fs.BoolVar(&o.crawl, "crawl", true, "run the crawl scheduler (--crawl=false on all but one replica sharing an index)")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for requests and crawls in flight")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for requests in flight and for the index flush (crawls in flight get half, then are abandoned)")
 	o.crawlFlags.register(c)
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
 	c.envOnly("AGENTFINDER_ADMIN_TOKEN", "bearer token for POST /admin/crawl and GET /admin/status; without it the admin endpoints are off")
@@ -363,25 +363,29 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("shutting down")
-	deadline := time.Now().Add(o.shutdownTimeout)
-	sctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	// Each phase has its own budget, so a slow one cannot starve the flush.
+	hctx, hcancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer hcancel()
+	if err := srv.Shutdown(hctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 		srv.Close()
 	}
 	if o.crawl {
 		stopped := sched.Stop()
+		grace := time.NewTimer(o.shutdownTimeout / 2)
+		defer grace.Stop()
 		select {
 		case <-stopped.Done():
-		case <-sctx.Done():
-			log.Warn("abandoning crawls in flight")
+		case <-grace.C:
+			log.Warn("abandoning crawls in flight", "running", sched.Status().Running)
 			abandon()
 			<-stopped.Done()
 		}
 	}
 	flushed = true
-	if err := ix.Close(sctx); err != nil {
+	fctx, fcancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer fcancel()
+	if err := ix.Close(fctx); err != nil {
 		log.Warn("close ingest", "err", err)
 	}
 	log.Info("stopped")

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# run.sh is `make run`: the whole of Agent Finder on this machine, with a demo web.
+# It starts the fixture web (HTTPS, HTTP and DNS on loopback), then `agentfinder serve`
+# on 127.0.0.1:8080 seeded with the fixture seeds and a managed Meilisearch under ./data
+# (or the one MEILI_URL names), waits until it answers, and prints commands to try.
+# Ctrl-C stops everything it started. Needs only bash and node (no curl, jq or python).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=./bin/agentfinder
+ADDR="${AGENTFINDER_ADDR:-127.0.0.1:8080}"
+DATA="${AGENTFINDER_DATA_DIR:-./data}"
+[[ -x "$BIN" ]] || { echo "run: $BIN missing: run 'make run' (it builds first)" >&2; exit 1; }
+mkdir -p "$DATA"
+
+# Meilisearch (managed by serve unless MEILI_URL is set) and the embedding model.
+if [[ -z "${MEILI_URL:-}" ]]; then
+	AGENTFINDER_MEILI_BIN="$(bash .ci/install-meilisearch.sh)"
+	export AGENTFINDER_MEILI_BIN
+fi
+MODEL_DIR="$(bash .ci/install-model.sh 2>/dev/null || true)"
+export AGENTFINDER_ADMIN_TOKEN="${AGENTFINDER_ADMIN_TOKEN:-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
+
+# Children run in their own sessions so Ctrl-C reaches only this script, which then
+# stops serve first (it finishes its index writes) and the fixture web last.
+DETACH=()
+if command -v setsid >/dev/null 2>&1; then DETACH=(setsid); fi
+FIX_PID=""
+SERVE_PID=""
+cleanup() {
+	trap - EXIT INT TERM
+	if [[ -n "$SERVE_PID" ]] && kill -0 "$SERVE_PID" 2>/dev/null; then
+		kill -TERM "$SERVE_PID" 2>/dev/null || true
+		wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	if [[ -n "$FIX_PID" ]] && kill -0 "$FIX_PID" 2>/dev/null; then
+		kill -TERM "$FIX_PID" 2>/dev/null || true
+		wait "$FIX_PID" 2>/dev/null || true
+	fi
+	echo "run: stopped (log: ${LOG:-none})" >&2
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. The fixture web. Its first stdout line is JSON: flags and seeds for a crawler.
+FIX_OUT="$DATA/fixtures.out"
+: >"$FIX_OUT"
+"${DETACH[@]}" "$BIN" fixtures --json >"$FIX_OUT" 2>"$DATA/fixtures.log" &
+FIX_PID=$!
+for _ in $(seq 1 300); do
+	[[ -s "$FIX_OUT" ]] && break
+	kill -0 "$FIX_PID" 2>/dev/null || { cat "$DATA/fixtures.log" >&2; echo "run: the fixture web exited" >&2; exit 1; }
+	sleep 0.1
+done
+[[ -s "$FIX_OUT" ]] || { echo "run: the fixture web printed nothing in 30s" >&2; exit 1; }
+
+# Flags and one --seed per seed, NUL-separated so paths with spaces survive.
+mapfile -d '' SERVE_ARGS < <(node -e '
+	const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0];
+	const info = JSON.parse(line);
+	const out = [...info.flags];
+	for (const s of info.seeds) out.push("--seed", s);
+	process.stdout.write(out.map(a => a + "\0").join(""));
+' "$FIX_OUT")
+
+# 2. serve.
+MODEL_ARGS=()
+if [[ -n "$MODEL_DIR" ]]; then MODEL_ARGS=(--model-dir "$MODEL_DIR"); fi
+LOG="$DATA/serve.log"
+echo "run: starting agentfinder serve on $ADDR (log: $LOG)" >&2
+"${DETACH[@]}" "$BIN" serve --addr "$ADDR" --data-dir "$DATA" "${MODEL_ARGS[@]}" "${SERVE_ARGS[@]}" >>"$LOG" 2>&1 &
+SERVE_PID=$!
+
+# 3. Wait until it answers /readyz.
+ready() {
+	node -e 'require("http").get(process.argv[1], r => process.exit(r.statusCode === 200 ? 0 : 1)).on("error", () => process.exit(1))' "http://$ADDR/readyz"
+}
+for _ in $(seq 1 600); do
+	ready && break
+	kill -0 "$SERVE_PID" 2>/dev/null || { tail -n 30 "$LOG" >&2; echo "run: agentfinder serve exited; log: $LOG" >&2; exit 1; }
+	sleep 0.2
+done
+ready || { echo "run: http://$ADDR/readyz did not answer in 120s" >&2; exit 1; }
+
+cat <<EOF
+
+  Agent Finder is running on http://$ADDR/ and crawling the fixture web (about a minute for the
+  first crawl: the deliberately broken hosts retry).
+    log:          tail -f $LOG
+    data:         $DATA (Meilisearch, scheduler state)
+    admin token:  $AGENTFINDER_ADMIN_TOKEN
+
+  Try:
+    curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
+      -d '{"query": {"text": "why is my kubernetes deployment crashlooping", "federation": "none"}, "pageSize": 5}'
+    curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
+      -d '{"query": {"text": "book a flight", "type": "application/a2a-agent-card+json"}}'
+    curl -s 'http://$ADDR/agents?pageSize=5&orderBy=displayName'
+    curl -s 'http://$ADDR/agents/urn%3Aai%3Aacme.test%3Aplatform%3Ak8s-ops'
+    curl -s http://$ADDR/.well-known/ai-catalog.json
+    curl -s http://$ADDR/readyz
+    curl -s http://$ADDR/admin/status -H "Authorization: Bearer $AGENTFINDER_ADMIN_TOKEN"
+    curl -s -X POST http://$ADDR/admin/crawl -H "Authorization: Bearer $AGENTFINDER_ADMIN_TOKEN"
+
+    $BIN search --server http://$ADDR kubernetes pod logs
+    $BIN search --server http://$ADDR --publisher acme.test --federation none expense report
+    $BIN search --server http://$ADDR --json book a flight
+
+  Ctrl-C stops serve, Meilisearch and the fixture web.
+
+EOF
+wait "$SERVE_PID"
