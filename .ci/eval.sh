@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# eval.sh is `make eval`: the relevance set of ../shared/relevance end to end.
+# It serves the set's catalogs as a fixture web (HTTPS + DNS on loopback), runs
+# two `agentfinder serve` instances against one throwaway Meilisearch (two
+# indexes): the default configuration (embeddings + query rewriting) and a
+# keyword-only one (--no-embeddings), waits until both have crawled and
+# indexed every entry, then scores each with the set's score.py (Recall@1/5/10,
+# MRR@10, nDCG@10, latency), one after the other so their latencies do not
+# compete. Needs bash, node and python3; `make eval` builds, fetches the model
+# and installs Meilisearch first.
+#
+# Environment: AGENTFINDER_RELEVANCE_DIR (default ../shared/relevance),
+# AGENTFINDER_MODEL_DIR (default ./.cache/model), EVAL_TIMEOUT seconds to wait
+# for indexing (default 300), EVAL_EXTRA_ARGS extra serve flags for the
+# default run (e.g. "--semantic-ratio 0.7").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# A throwaway Meilisearch unless MEILI_URL names one.
+if [[ -z "${MEILI_URL:-}" ]]; then
+	exec bash .ci/with-meilisearch.sh bash "$0" "$@"
+fi
+
+BIN=./bin/agentfinder
+REL="${AGENTFINDER_RELEVANCE_DIR:-../shared/relevance}"
+MODEL_DIR="${AGENTFINDER_MODEL_DIR:-./.cache/model}"
+TIMEOUT="${EVAL_TIMEOUT:-300}"
+[[ -x "$BIN" ]] || { echo "eval: $BIN missing: run 'make eval' (it builds first)" >&2; exit 1; }
+[[ -f "$REL/dev_queries.jsonl" ]] || { echo "eval: no relevance set at $REL" >&2; exit 1; }
+REL="$(cd "$REL" && pwd)"
+WORK="$(mktemp -d -t agentfinder-eval-XXXXXX)"
+PIDS=()
+cleanup() {
+	trap - EXIT INT TERM
+	for pid in "${PIDS[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+freeport() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+# 1. The fixture web over the relevance catalogs only.
+"$BIN" fixtures --json --no-world --root "$REL/catalogs" >"$WORK/fixtures.out" 2>"$WORK/fixtures.log" &
+PIDS+=($!)
+for _ in $(seq 1 300); do
+	[[ -s "$WORK/fixtures.out" ]] && break
+	kill -0 "${PIDS[0]}" 2>/dev/null || { cat "$WORK/fixtures.log" >&2; echo "eval: the fixture web exited" >&2; exit 1; }
+	sleep 0.1
+done
+[[ -s "$WORK/fixtures.out" ]] || { echo "eval: the fixture web printed nothing in 30s" >&2; exit 1; }
+mapfile -d '' FIX_ARGS < <(node -e '
+	const info = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]);
+	const out = [...info.flags];
+	for (const s of info.seeds) out.push("--seed", s);
+	process.stdout.write(out.map(a => a + "\0").join(""));
+' "$WORK/fixtures.out")
+
+# 2. Two serve instances: default (hybrid + rewrite) and keyword only.
+SUFFIX="$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+start_serve() { # name port extra-args...
+	local name="$1" port="$2"
+	shift 2
+	mkdir -p "$WORK/$name"
+	"$BIN" serve --addr "127.0.0.1:$port" --data-dir "$WORK/$name" --index "eval_${name}_$SUFFIX" \
+		--meili-url "$MEILI_URL" --model-dir "$MODEL_DIR" --schedule "@every 24h" \
+		"$@" "${FIX_ARGS[@]}" >"$WORK/$name.log" 2>&1 &
+	PIDS+=($!)
+}
+PORT_H="$(freeport)"
+PORT_K="$(freeport)"
+# shellcheck disable=SC2086
+start_serve hybrid "$PORT_H" ${EVAL_EXTRA_ARGS:-}
+start_serve keyword "$PORT_K" --no-embeddings
+
+# 3. Wait until each has indexed every entry the set can reach (the count of
+# GET /agents stops growing at the number of tools in reachability.json).
+WANT="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("entries", [])))' "$REL/reachability.json")"
+total() { # port
+	python3 - "$1" <<'PY' 2>/dev/null || echo 0
+import json, sys, urllib.request
+with urllib.request.urlopen("http://127.0.0.1:%s/agents?pageSize=1" % sys.argv[1], timeout=5) as r:
+    print(json.load(r).get("total", 0))
+PY
+}
+wait_indexed() { # name port
+	local name="$1" port="$2" last=-1 stable=0 n
+	for _ in $(seq 1 "$TIMEOUT"); do
+		n="$(total "$port")"
+		if [[ "$n" -ge "$WANT" && "$WANT" -gt 0 ]]; then echo "eval: $name indexed $n entries" >&2; return 0; fi
+		if [[ "$n" == "$last" && "$n" -gt 0 ]]; then stable=$((stable + 1)); else stable=0; fi
+		# Accept a count that has not moved for 60 s (the crawl is over).
+		if [[ "$stable" -ge 60 ]]; then echo "eval: $name indexed $n entries (reachable: $WANT)" >&2; return 0; fi
+		last="$n"
+		sleep 1
+	done
+	echo "eval: $name did not finish indexing in ${TIMEOUT}s ($n of $WANT); its log:" >&2
+	tail -30 "$WORK/$name.log" >&2
+	return 1
+}
+wait_indexed hybrid "$PORT_H"
+wait_indexed keyword "$PORT_K"
+if grep -qi "keyword search only\|model files" "$WORK/hybrid.log"; then
+	echo "eval: warning: the default run says embeddings are off:" >&2
+	grep -i "keyword search only\|model files" "$WORK/hybrid.log" | head -3 >&2
+fi
+
+# 4. Score, one configuration at a time.
+score() { # title port
+	echo
+	echo "== $1"
+	python3 "$REL/score.py" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10
+}
+score "default: embeddings + query rewriting ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
+score "keyword only (--no-embeddings)" "$PORT_K"
