@@ -202,6 +202,9 @@ func post(ctx context.Context, c *http.Client, endpoint string, body []byte, via
 	return b, nil
 }
 
+// maxUpstreamToken bounds an upstream page token kept in our own tokens.
+const maxUpstreamToken = 1024
+
 // reservedFields are set by this registry on upstream results; what an
 // upstream sends under these names is not relayed. publisherVerified is
 // relayed only from trusted upstreams.
@@ -231,8 +234,8 @@ func parseAnswer(body []byte, endpoint string, trusted bool, now time.Time) (ans
 		return answer{}, fmt.Errorf("%w: no results array", errMalformed)
 	}
 	var a answer
-	if raw.PageToken != nil {
-		a.next = *raw.PageToken
+	if raw.PageToken != nil && len(*raw.PageToken) <= maxUpstreamToken {
+		a.next = *raw.PageToken // a longer one ends that upstream's pages
 	}
 	for _, r := range *raw.Results {
 		var m map[string]json.RawMessage

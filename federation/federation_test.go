@@ -188,6 +188,8 @@ func TestAutoMergesDedupesAndKeepsProvenance(t *testing.T) {
 		{"identifier": "urn:ai:bad.example:agent:both", "displayName": "both", "type": "x", "url": "https://bad.example/a", "data": map[string]any{}},
 		{"displayName": "no identifier", "type": "x", "url": "https://bad.example/b"},
 		map[string]any{"identifier": "urn:ai:bad.example:agent:nourl", "displayName": "nothing", "type": "x"},
+		map[string]any{"identifier": "agent-123", "displayName": "not a URN", "type": "x", "url": "https://bad.example/c"},
+		map[string]any{"identifier": "urn:ai:bad.example:agent:js", "displayName": "script url", "type": "x", "url": "javascript:alert(1)"},
 	}, 0))
 	u2 := newSwapServer(t, listHandler([]map[string]any{
 		entry("urn:ai:u1.example:agent:y", "y-from-u2", "publisherVerified", true),
@@ -457,7 +459,7 @@ func TestLoopIsCut(t *testing.T) {
 		t.Fatalf("B called A back %d times", n)
 	}
 	r := b.requests()[0]
-	if q := r.body["query"].(map[string]any); q["federation"] != "auto" || r.via != "1.1 "+a.URL {
+	if q := r.body["query"].(map[string]any); q["federation"] != "auto" || r.via != "1.1 "+strings.TrimPrefix(a.URL, "http://") {
 		t.Fatalf("A->B request federation=%v via=%q", q["federation"], r.via)
 	}
 	if got := ids(resp.Results); !slices.Contains(got, "urn:ai:b.example:agent:b") {
@@ -619,3 +621,72 @@ func TestParseVia(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o600) }
+
+func TestLearnedRegistriesReferredUnlessAllowed(t *testing.T) {
+	crawled := newSwapServer(t, listHandler([]map[string]any{entry("urn:ai:c.example:agent:c", "c")}, 0))
+	rec := []normalize.Record{{Identifier: "urn:ai:c.example:registry:c", DisplayName: "Crawled Registry", Type: "application/ai-registry+json", URL: crawled.URL + "/"}}
+	tests := []struct {
+		name      string
+		cfg       Config
+		federated bool
+	}{
+		{"referral by default", Config{AllowPrivate: true}, false},
+		{"allowed by host pattern", Config{AllowPrivate: true, FederateHosts: []string{"127.0.0.*"}}, true},
+		{"allowed for all learned", Config{AllowPrivate: true, FederateLearned: true}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFederator(t, tc.cfg)
+			if n := f.Book().AddFromRecords(rec); n != 1 {
+				t.Fatalf("added %d", n)
+			}
+			before := crawled.calls.Load()
+			resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "x"}, "", nil, localOf(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			called := crawled.calls.Load() > before
+			if called != tc.federated {
+				t.Fatalf("called=%v, want %v", called, tc.federated)
+			}
+			referred := len(resp.Referrals) == 1 && strings.Contains(string(resp.Referrals[0]), crawled.URL+"/search")
+			if referred == tc.federated {
+				t.Fatalf("referrals %s (federated=%v)", resp.Referrals, tc.federated)
+			}
+			if tc.federated && (len(resp.Results) != 1 || resp.Results[0].Source != crawled.URL+"/search") {
+				t.Fatalf("results %+v", resp.Results)
+			}
+		})
+	}
+}
+
+func TestUpstreamCannotReferToPrivateAddresses(t *testing.T) {
+	up := newSwapServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 200, map[string]any{
+			"results": []any{
+				map[string]any{"identifier": "urn:ai:evil.example:registry:r", "displayName": "internal", "type": "application/ai-registry+json", "url": "http://169.254.169.254/latest/"},
+				entry("urn:ai:ok.example:agent:a", "a"),
+			},
+			"referrals": []any{
+				map[string]any{"identifier": "urn:ai:evil.example:registry:r2", "displayName": "intranet", "type": "application/ai-registry", "url": "http://10.1.2.3/search"},
+				map[string]any{"identifier": "urn:ai:fine.example:registry:r3", "displayName": "Fine", "type": "application/ai-registry", "url": "https://finder.fine.example/search"},
+			},
+		})
+	}))
+	f := newFederator(t, Config{Upstreams: []string{up.URL}})
+	resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "x"}, "", nil, localOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 {
+		t.Fatalf("results %q", ids(resp.Results))
+	}
+	for _, r := range resp.Referrals {
+		if strings.Contains(string(r), "169.254") || strings.Contains(string(r), "10.1.2.3") {
+			t.Fatalf("private registry relayed: %s", r)
+		}
+	}
+	if len(resp.Referrals) != 1 || !strings.Contains(string(resp.Referrals[0]), "https://finder.fine.example/search") {
+		t.Fatalf("referrals %s, want the public one only", resp.Referrals)
+	}
+}

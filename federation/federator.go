@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,8 @@ type Federator struct {
 	book    *Book
 	trusted *http.Client // configured upstreams
 	guarded *http.Client // learned registries: SSRF guard in the dialer
+
+	viaName string // received-by in our Via element: host[:port] when Name is a URL
 
 	mu     sync.Mutex
 	states map[string]*upstreamState // by endpointKey
@@ -61,6 +64,10 @@ func New(cfg Config, logger *slog.Logger) (*Federator, error) {
 		trusted: newHTTPClient(cfg, false),
 		guarded: newHTTPClient(cfg, !cfg.AllowPrivate),
 		states:  map[string]*upstreamState{},
+		viaName: cfg.Name,
+	}
+	if u, err := url.Parse(cfg.Name); err == nil && u.Host != "" {
+		f.viaName = strings.ToLower(u.Host)
 	}
 	for _, u := range cfg.Upstreams {
 		if err := f.book.AddConfigured(u); err != nil {
@@ -79,8 +86,9 @@ func randomHex(n int) string {
 // Book returns the registry book, for adding crawled and DNS-learned registries.
 func (f *Federator) Book() *Book { return f.book }
 
-// Name is this registry's name in Via headers.
-func (f *Federator) Name() string { return f.cfg.Name }
+// Name is this registry's name in Via headers: Config.Name, or its
+// host[:port] when Config.Name is a URL (RFC 9110 received-by).
+func (f *Federator) Name() string { return f.viaName }
 
 // Close releases idle upstream connections.
 func (f *Federator) Close() {
@@ -158,7 +166,7 @@ func (f *Federator) Search(ctx context.Context, mode Mode, q Query, pageToken st
 // referrals ranks regs for the query, leaving out this registry and the
 // registries the request came through.
 func (f *Federator) referrals(regs []Registry, text string, via []string) []json.RawMessage {
-	skip := map[string]bool{endpointKey(f.cfg.Name): true}
+	skip := map[string]bool{endpointKey(f.cfg.Name): true, endpointKey(f.viaName): true}
 	for _, v := range via {
 		skip[endpointKey(v)] = true
 	}
@@ -206,9 +214,13 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 	for _, v := range viaIn {
 		inVia[endpointKey(v)] = true
 	}
-	looped := inVia[endpointKey(f.cfg.Name)]
+	looped := inVia[endpointKey(f.viaName)] || inVia[endpointKey(f.cfg.Name)]
+	// An upstream is in the chain when Via names its endpoint or its host.
+	visited := func(endpoint string) bool {
+		return inVia[endpointKey(endpoint)] || inVia[strings.ToLower(hostOf(endpoint))]
+	}
 	hopsLeft := f.cfg.MaxHops - len(viaIn)
-	viaOut := FormatVia(append(append([]string(nil), viaIn...), f.cfg.Name))
+	viaOut := FormatVia(append(append([]string(nil), viaIn...), f.viaName))
 	fed := string(ModeNone)
 	if f.cfg.ForwardAuto && len(viaIn)+1 < f.cfg.MaxHops {
 		fed = string(ModeAuto)
@@ -231,19 +243,22 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 	}
 
 	var targets []target
+	var learned []Registry // registries referred to rather than federated to
+	for _, r := range f.book.Registries() {
+		switch {
+		case !f.mayFederate(r):
+			learned = append(learned, r)
+		case !continuing:
+			targets = append(targets, target{reg: r, depth: 1})
+		}
+	}
 	if continuing {
 		for _, s := range st.Upstream {
-			learned := LearnedConfigured
+			how := LearnedConfigured
 			if s.Learned {
-				learned = LearnedUpstream
+				how = LearnedUpstream
 			}
-			targets = append(targets, target{reg: Registry{Endpoint: s.Endpoint, Learned: learned}, from: s, depth: max(s.Depth, 1)})
-		}
-	} else {
-		for _, r := range f.book.Registries() {
-			if f.mayFederate(r) {
-				targets = append(targets, target{reg: r, depth: 1})
-			}
+			targets = append(targets, target{reg: Registry{Endpoint: s.Endpoint, Learned: how}, from: s, depth: max(s.Depth, 1)})
 		}
 	}
 
@@ -261,7 +276,7 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 		outcomes = append(outcomes, Outcome{Registry: t.reg.Endpoint})
 		queried[endpointKey(t.reg.Endpoint)] = true
 		switch {
-		case looped || inVia[endpointKey(t.reg.Endpoint)]:
+		case looped || visited(t.reg.Endpoint):
 			outcomes[idx].Status, outcomes[idx].Error = StatusSkipped, "loop"
 			return
 		case t.depth > hopsLeft:
@@ -283,7 +298,6 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 		launch(t)
 	}
 	targetOf := append([]target(nil), targets...)
-	var learned []Registry // registries named by upstreams, not followed
 
 	receive := func(r callResult) {
 		inflight--
@@ -295,7 +309,7 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 		t := targetOf[r.idx]
 		for _, reg := range r.ans.registries {
 			k := endpointKey(reg.Endpoint)
-			if queried[k] || inVia[k] || k == endpointKey(f.cfg.Name) {
+			if queried[k] || visited(reg.Endpoint) || k == endpointKey(f.cfg.Name) {
 				continue
 			}
 			ep, err := f.book.learnedEndpoint(reg.Endpoint)
@@ -383,7 +397,13 @@ wait:
 	if more {
 		resp.PageToken = encodeToken(f.cfg.TokenKey, next)
 	}
-	resp.Referrals = f.referrals(learned, q.Text, viaIn)
+	var refs []Registry
+	for _, r := range learned {
+		if !queried[endpointKey(r.Endpoint)] {
+			refs = append(refs, r)
+		}
+	}
+	resp.Referrals = f.referrals(refs, q.Text, viaIn)
 	return resp, nil
 }
 
