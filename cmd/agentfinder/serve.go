@@ -96,7 +96,7 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.BoolVar(&o.federateCrawled, "federate-crawled", false, "also fan out to registries learned by crawling (otherwise they are only referred to)")
 	fs.StringVar(&o.modelDir, "model-dir", "./.cache/model", "`directory` of the sentence-embedding model (make model fetches it)")
 	fs.BoolVar(&o.noEmbeddings, "no-embeddings", false, "keyword search only: no vectors, no hybrid search")
-	fs.Float64Var(&o.semanticRatio, "semantic-ratio", 0, "weight of semantic search in hybrid ranking, 0..1 (0: the search API's measured default)")
+	fs.Float64Var(&o.semanticRatio, "semantic-ratio", 0, "weight of semantic search in hybrid ranking, 0..1 (0: the search API's default)")
 	fs.BoolVar(&o.noQueryRewrite, "no-query-rewrite", false, "send the request text to Meilisearch as is (no filler removal)")
 	fs.StringVar(&o.schedule, "schedule", "@every 1h", "recrawl `schedule` (cron syntax or @every DURATION)")
 	fs.IntVar(&o.crawlWorkers, "crawl-workers", 2, "seeds crawled at once")
@@ -156,9 +156,6 @@ func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, std
 	}
 	o.adminToken, _ = getenv("AGENTFINDER_ADMIN_TOKEN")
 	o.pageTokenKey, _ = getenv("AGENTFINDER_PAGE_TOKEN_KEY")
-	if v, ok := getenv("AGENTFINDER_MEILI_BIN"); ok && o.meiliBin == "" {
-		o.meiliBin = v
-	}
 	log, err := newLogger(stderr, o.logFormat, o.logLevel)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder serve: %v\n", err)
