@@ -60,11 +60,12 @@ type LocalSearch func(ctx context.Context, q Query, pageToken string) (hits []Hi
 
 // Outcome of one upstream in one search.
 type Outcome struct {
-	Registry  string `json:"registry"`        // search endpoint URL
-	Status    string `json:"status"`          // ok, timeout, error, skipped
-	Results   int    `json:"results"`         // hits received
-	LatencyMS int64  `json:"latencyMs"`       // time spent
-	Error     string `json:"error,omitempty"` // short reason for error/skipped
+	Registry  string `json:"registry"`          // search endpoint URL
+	Status    string `json:"status"`            // ok, timeout, error, skipped
+	Results   int    `json:"results"`           // valid hits received
+	Dropped   int    `json:"dropped,omitempty"` // results left out as invalid
+	LatencyMS int64  `json:"latencyMs"`         // time spent
+	Error     string `json:"error,omitempty"`   // short reason for error/skipped
 }
 
 // Response is a federated answer.

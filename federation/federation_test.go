@@ -2,9 +2,11 @@ package federation
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -206,9 +208,9 @@ func TestAutoMergesDedupesAndKeepsProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ep := range []string{u1.URL + "/search", u2.URL + "/search"} {
-		if o := outcomeOf(t, resp, ep); o.Status != StatusOK {
-			t.Fatalf("outcome %+v", o)
+	for ep, dropped := range map[string]int{u1.URL + "/search": 5, u2.URL + "/search": 1} {
+		if o := outcomeOf(t, resp, ep); o.Status != StatusOK || o.Dropped != dropped {
+			t.Fatalf("outcome %+v, want ok with %d dropped", o, dropped)
 		}
 	}
 	got := ids(resp.Results)
@@ -688,5 +690,32 @@ func TestUpstreamCannotReferToPrivateAddresses(t *testing.T) {
 	}
 	if len(resp.Referrals) != 1 || !strings.Contains(string(resp.Referrals[0]), "https://finder.fine.example/search") {
 		t.Fatalf("referrals %s, want the public one only", resp.Referrals)
+	}
+}
+
+func TestEnterpriseCAPool(t *testing.T) {
+	up := httptest.NewTLSServer(listHandler([]map[string]any{entry("urn:ai:corp.example:agent:c", "c")}, 0))
+	t.Cleanup(up.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(up.Certificate())
+	tests := []struct {
+		name string
+		cas  *x509.CertPool
+		want string
+	}{
+		{"system roots reject the private CA", nil, StatusError},
+		{"configured CA pool", pool, StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFederator(t, Config{Upstreams: []string{up.URL}, RootCAs: tc.cas})
+			resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "x"}, "", nil, localOf(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := outcomeOf(t, resp, up.URL+"/search"); o.Status != tc.want {
+				t.Fatalf("outcome %+v, want %s", o, tc.want)
+			}
+		})
 	}
 }

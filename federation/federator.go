@@ -456,7 +456,7 @@ func (f *Federator) call(ctx context.Context, sem chan struct{}, idx int, t targ
 	bs.breaker.done(true, now, f.cfg.BreakerFailures, f.cfg.BreakerCooldown)
 	res.ok = true
 	res.ans = ans
-	res.outcome.Status, res.outcome.Results = StatusOK, len(ans.hits)
+	res.outcome.Status, res.outcome.Results, res.outcome.Dropped = StatusOK, len(ans.hits), ans.dropped
 	f.log.Debug("upstream answered", "registry", ep, "shape", sh.String(), "results", len(ans.hits),
 		"dropped", ans.dropped, "registries", len(ans.registries), "ms", res.outcome.LatencyMS)
 	return res
