@@ -58,8 +58,11 @@ type Config struct {
 	MaxDepth int
 	// MaxCatalogsPerSeed caps the catalogs fetched from one seed. Default 1000.
 	MaxCatalogsPerSeed int
-	// Concurrency bounds the requests in flight for the whole Crawler
-	// (across concurrent Crawl calls) and the workers of one crawl. Default 16.
+	// Concurrency bounds the tasks in flight for the whole Crawler (across
+	// concurrent Crawl calls) and the workers of one crawl. A task is one
+	// catalog (its fetch, then up to 4 artifact fetches at once) or one
+	// domain's discovery (robots.txt then the home page, beside its DNS
+	// queries). Default 16.
 	Concurrency int
 	// PerHostConcurrency bounds requests in flight per host (colly
 	// LimitRule). Default 2; negative means unlimited.

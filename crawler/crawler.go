@@ -320,23 +320,29 @@ func (s *session) discover(ctx context.Context, t task) {
 		}
 	}
 	push(normalize.ViaWellKnown, wellKnownURLs(d))
+	// DNS runs beside the HTTP mechanisms (the home page waits for
+	// robots.txt anyway).
+	var wg sync.WaitGroup
+	if !s.cfg.DisableDNS {
+		name := d
+		if h, _, err := net.SplitHostPort(d); err == nil {
+			name = h
+		}
+		wg.Go(func() {
+			catalogs, registries := s.discoverDNS(ctx, name)
+			push(normalize.ViaDNS, catalogs)
+			for _, r := range registries {
+				s.addRegistry(Registry{URL: r, Via: RegistryViaDNS, Domain: name})
+			}
+		})
+	}
 	if u, err := parseHTTPURL("https://" + d + "/"); err == nil {
 		if h, err := s.robotsFor(ctx, u); err == nil {
 			push(normalize.ViaAgentmap, h.agentmaps)
 		}
 	}
 	push(normalize.ViaLinkTag, s.discoverLinkTag(ctx, d))
-	if s.cfg.DisableDNS {
-		return
-	}
-	name := d
-	if h, _, err := net.SplitHostPort(d); err == nil {
-		name = h
-	}
-	push(normalize.ViaDNS, s.discoverDNS(ctx, name))
-	for _, r := range s.discoverSearch(ctx, name) {
-		s.addRegistry(Registry{URL: r, Via: RegistryViaDNS, Domain: name})
-	}
+	wg.Wait()
 }
 
 func (s *session) addRegistry(r Registry) {

@@ -1,6 +1,8 @@
 package crawler_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -127,4 +129,37 @@ func TestFollowingEndsCyclesAndStopsAtMaxDepth(t *testing.T) {
 	if !hasProblem(last.Problems, normalize.CodeDepthExceeded) {
 		t.Errorf("deep/3 problems %+v lack depth_exceeded", last.Problems)
 	}
+}
+
+// funcSink adapts a function to crawler.Sink.
+type funcSink func(context.Context, normalize.CatalogResult) error
+
+func (f funcSink) Put(ctx context.Context, r normalize.CatalogResult) error { return f(ctx, r) }
+
+func TestCancelAndSinkErrors(t *testing.T) {
+	web := startWeb(t)
+
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		sink := funcSink(func(context.Context, normalize.CatalogResult) error { cancel(); return nil })
+		c := newCrawler(t, webConfig(web), sink)
+		rep, err := c.Crawl(ctx, []string{fixtures.HostAcme, fixtures.HostBroken})
+		if !errors.Is(err, context.Canceled) || rep == nil {
+			t.Fatalf("Crawl = %v, %v; want a partial report and context.Canceled", rep, err)
+		}
+	})
+
+	t.Run("sink error", func(t *testing.T) {
+		boom := errors.New("index down")
+		sink := funcSink(func(context.Context, normalize.CatalogResult) error { return boom })
+		c := newCrawler(t, webConfig(web), sink)
+		rep, err := c.Crawl(t.Context(), []string{fixtures.HostAcme})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Crawl error = %v, want the sink's", err)
+		}
+		if rep.Totals.SinkErrors == 0 || rep.Totals.OK == 0 {
+			t.Fatalf("totals %+v: want the crawl completed with sink errors counted", rep.Totals)
+		}
+	})
 }

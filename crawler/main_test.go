@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"context"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,6 +17,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fixtureServerEnv) == "1" {
+		os.Exit(runFixtureServer())
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 )
@@ -25,18 +27,26 @@ const capKey dns.SVCBKey = 65400
 const maxAliasHops = 4
 
 // discoverDNS returns catalog URLs published in SVCB records (or a TXT
-// "url=" fallback) for domain.
-func (s *session) discoverDNS(ctx context.Context, domain string) []string {
-	var out []string
-	for _, p := range catalogSVCBPrefixes {
-		out = append(out, s.svcbURLs(ctx, p+domain, domain, "/.well-known/ai-catalog.json")...)
+// "url=" fallback) for domain, and registry search endpoints from
+// _search._agents. All names are queried at once.
+func (s *session) discoverDNS(ctx context.Context, domain string) (catalogs, registries []string) {
+	names := append(slices.Clone(catalogSVCBPrefixes), searchSVCBPrefix)
+	found := make([][]string, len(names))
+	var wg sync.WaitGroup
+	for i, p := range names {
+		wg.Go(func() {
+			defPath := "/.well-known/ai-catalog.json"
+			if p == searchSVCBPrefix {
+				defPath = "/"
+			}
+			found[i] = s.svcbURLs(ctx, p+domain, domain, defPath)
+		})
 	}
-	return out
-}
-
-// discoverSearch returns registry search endpoints from _search._agents.
-func (s *session) discoverSearch(ctx context.Context, domain string) []string {
-	return s.svcbURLs(ctx, searchSVCBPrefix+domain, domain, "/")
+	wg.Wait()
+	for _, f := range found[:len(found)-1] {
+		catalogs = append(catalogs, f...)
+	}
+	return catalogs, found[len(found)-1]
 }
 
 // svcbURLs resolves the SVCB records at name. Service mode gives
@@ -46,6 +56,14 @@ func (s *session) discoverSearch(ctx context.Context, domain string) []string {
 // alias mode is followed up to maxAliasHops; without SVCB answers a TXT
 // "url=..." record at the same name is the fallback.
 func (s *session) svcbURLs(ctx context.Context, name, seed, defPath string) []string {
+	// The TXT fallback is asked at the same time as the SVCB record.
+	var (
+		txtRRs []dns.RR
+		txtErr error
+		wg     sync.WaitGroup
+	)
+	wg.Go(func() { txtRRs, txtErr = s.res.query(ctx, name, dns.TypeTXT) })
+	defer wg.Wait()
 	var out []string
 	cur, self := name, seed
 	for hop := 0; hop <= maxAliasHops; hop++ {
@@ -78,11 +96,11 @@ func (s *session) svcbURLs(ctx context.Context, name, seed, defPath string) []st
 	if len(out) > 0 {
 		return out
 	}
-	rrs, err := s.res.query(ctx, name, dns.TypeTXT)
-	if err != nil {
+	wg.Wait()
+	if txtErr != nil {
 		return nil
 	}
-	for _, rr := range rrs {
+	for _, rr := range txtRRs {
 		txt, ok := rr.(*dns.TXT)
 		if !ok {
 			continue

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/ingest"
+	"github.com/agentfinder/agentfinder/ingest/embed"
+	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -36,6 +40,8 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 	c := newCLI("crawl", "[flags] [SEED...]\n\nCrawls the seeds once: discovers their catalogs (well-known URIs, robots.txt Agentmap,\n<link rel=\"ai-catalog\">, DNS SVCB), fetches and follows them, and writes the records to the index.", stderr)
 	var f crawlFlags
 	f.register(c)
+	var ixOpts indexOptions
+	ixOpts.register(c)
 	perHost := c.fs.Int("per-host", 2, "requests in flight per host (negative: unlimited)")
 	delay := c.fs.Duration("delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
 	maxCatalogs := c.fs.Int("max-catalogs", 1000, "catalogs fetched per seed at most")
@@ -44,7 +50,6 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 	asJSON := c.fs.Bool("json", false, "print the crawl report as JSON")
 	logLevel := c.fs.String("log-level", "warn", "log `level`: debug, info, warn, error")
 	logFormat := c.fs.String("log-format", "text", "log `format`: text or json")
-	c.envOnly("MEILI_URL, MEILI_API_KEY", "the Meilisearch server to index into (without --no-index)")
 	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
 		return code
 	}
@@ -72,7 +77,7 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 
 	var sink crawlSink = discardSink{}
 	if !*noIndex {
-		s, err := openIndexSink(ctx, getenv, logger)
+		s, err := openIndexSink(ctx, ixOpts, logger)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
 			return 1
@@ -200,14 +205,88 @@ type discardSink struct{}
 func (discardSink) Put(context.Context, normalize.CatalogResult) error { return nil }
 func (discardSink) Close(context.Context) error                        { return nil }
 
-// openIndexSink returns the sink that writes crawl results to the
-// Meilisearch index (MEILI_URL, MEILI_API_KEY, AGENTFINDER_INDEX) through
-// ingest. INTERIM: the ingest package is being written concurrently; the
-// integrator wires ingest.New here (an *ingest.Indexer satisfies crawlSink
-// with Put and Close). Until then indexing mode reports that it is not
-// available and --no-index must be used.
-var openIndexSink = func(ctx context.Context, getenv func(string) (string, bool), logger *slog.Logger) (crawlSink, error) {
-	return nil, errors.New("indexing is not wired yet in this build: use --no-index")
+// indexOptions say where 'agentfinder crawl' writes: the flags serve
+// uses for the same index.
+type indexOptions struct {
+	meiliURL, meiliKey, meiliBin string
+	index, dataDir, modelDir     string
+	noEmbeddings                 bool
+}
+
+func (o *indexOptions) register(c *cli) {
+	c.fs.StringVar(&o.meiliURL, "meili-url", "", "external Meilisearch `URL`; empty starts a managed Meilisearch under <data-dir>/meili")
+	c.setEnv("meili-url", "MEILI_URL")
+	c.fs.StringVar(&o.meiliKey, "meili-api-key", "", "API `key` of the external Meilisearch (prefer the environment variable)")
+	c.setEnv("meili-api-key", "MEILI_API_KEY")
+	c.fs.StringVar(&o.meiliBin, "meili-bin", "", "Meilisearch `binary` for the managed instance (default ./.bin/meilisearch, then PATH)")
+	c.fs.StringVar(&o.index, "index", "agents", "Meilisearch index `name`")
+	c.fs.StringVar(&o.dataDir, "data-dir", "./data", "`directory` of the managed Meilisearch")
+	c.fs.StringVar(&o.modelDir, "model-dir", "./.cache/model", "`directory` of the sentence-embedding model")
+	c.fs.BoolVar(&o.noEmbeddings, "no-embeddings", false, "index without vectors")
+}
+
+// indexSink writes crawl results to the Meilisearch index through ingest;
+// Close flushes and stops a managed Meilisearch.
+type indexSink struct {
+	*ingest.Indexer
+	managed *meili.Managed
+	log     *slog.Logger
+}
+
+func (s *indexSink) Close(ctx context.Context) error {
+	err := s.Indexer.Close(ctx)
+	if s.managed != nil {
+		if serr := s.managed.Stop(); serr != nil {
+			s.log.Warn("stop managed meilisearch", "err", serr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	st := s.Stats()
+	s.log.Info("indexed", "results", st.Results, "upserted", st.Upserted, "unchanged", st.Unchanged, "deleted", st.Deleted, "conflicts", st.Conflicts)
+	return nil
+}
+
+// openIndexSink connects ingest to the external Meilisearch (MEILI_URL,
+// MEILI_API_KEY) or starts a managed one, with embeddings when the model is
+// present, as serve does.
+func openIndexSink(ctx context.Context, o indexOptions, logger *slog.Logger) (crawlSink, error) {
+	s := &indexSink{log: logger}
+	url, key := o.meiliURL, o.meiliKey
+	if url == "" {
+		m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: o.meiliBin, DataDir: filepath.Join(o.dataDir, "meili"), Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("start managed meilisearch (set MEILI_URL to use an external one, or --no-index): %w", err)
+		}
+		s.managed, url, key = m, m.URL, m.APIKey
+	}
+	icfg := ingest.Config{Index: o.index, Logger: logger.With("component", "ingest")}
+	if !o.noEmbeddings {
+		m, err := embed.Load(o.modelDir)
+		switch {
+		case errors.Is(err, embed.ErrModelMissing):
+			logger.Warn("embedding model missing: indexing without vectors", "dir", o.modelDir)
+		case err != nil:
+			s.stopManaged()
+			return nil, fmt.Errorf("load embedding model: %w", err)
+		default:
+			icfg.Embedder = m
+		}
+	}
+	ix, err := ingest.New(ctx, meili.New(url, key), icfg)
+	if err != nil {
+		s.stopManaged()
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	s.Indexer = ix
+	return s, nil
+}
+
+func (s *indexSink) stopManaged() {
+	if s.managed != nil {
+		_ = s.managed.Stop()
+	}
 }
 
 // progressSink counts results for the progress display.

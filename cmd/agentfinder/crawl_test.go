@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meilisearch/meilisearch-go"
+
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
 )
 
 func TestCrawlCommandNoIndex(t *testing.T) {
@@ -99,4 +102,36 @@ func TestCrawlCommandNoIndex(t *testing.T) {
 			t.Fatalf("bad --allow-cidr: exit %d, want 2", code)
 		}
 	})
+}
+
+func TestCrawlCommandIndexes(t *testing.T) {
+	srv, index := meilitest.Index(t, "crawlcmd")
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	args := []string{
+		"--seed", fixtures.HostAcme,
+		"--dns-server", web.DNSAddr, "--ca-file", web.CAFile, "--allow-private",
+		"--port-map", "443=" + strconv.Itoa(web.HTTPSPort), "--port-map", "80=" + strconv.Itoa(web.HTTPPort),
+		"--meili-url", srv.URL, "--index", index, "--no-embeddings",
+	}
+	env := func(k string) (string, bool) {
+		if k == "MEILI_API_KEY" {
+			return srv.APIKey, srv.APIKey != ""
+		}
+		return "", false
+	}
+	var stdout, stderr bytes.Buffer
+	if code := crawlMain(t.Context(), args, env, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var res meilisearch.DocumentsResult
+	if err := srv.Client.Index(index).GetDocuments(&meilisearch.DocumentsQuery{Limit: 100}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Total < 10 {
+		t.Fatalf("index %s holds %d documents after crawling %s, want its catalogs' entries", index, res.Total, fixtures.HostAcme)
+	}
 }
