@@ -128,6 +128,11 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		}
 	}
 
+	// The load on a shared machine changes by the second: measure in short
+	// alternating segments (direct, api, api, direct, ...) so both sides see
+	// the same conditions.
+	const rounds = 10
+	perSegment := max(1, ops/(2*rounds))
 	run := func(clients int, useAPI bool) (lat []time.Duration, elapsed time.Duration, errs int64) {
 		var next, nerr atomic.Int64
 		lats := make([][]time.Duration, clients)
@@ -137,7 +142,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			wg.Go(func() {
 				for {
 					i := next.Add(1) - 1
-					if i >= int64(ops/2) {
+					if i >= int64(perSegment) {
 						return
 					}
 					q := queries[int(i)%len(queries)]
@@ -167,9 +172,9 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			var dl, al []time.Duration
 			var dt, at time.Duration
 			var errs int64
-			for round := range 2 { // interleave: direct, api, api, direct
+			for round := range rounds {
 				order := []bool{false, true}
-				if round == 1 {
+				if round%2 == 1 {
 					order = []bool{true, false}
 				}
 				for _, useAPI := range order {

@@ -414,11 +414,7 @@ func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) 
 	if err != nil {
 		return nil, err
 	}
-	var resp meiliSearchResponse
-	if err := json.Unmarshal(*raw, &resp); err != nil {
-		return nil, err
-	}
-	return &resp, nil
+	return decodeSearchResponse(*raw)
 }
 
 // localSearch answers q from the index, starting at offset. It returns the
