@@ -50,7 +50,10 @@ func (s *session) catalog(ctx context.Context, t task) {
 		}
 		cr.MaxAge = maxAge(res.Header)
 		links = v.Links
-	case t.probe && (res.Status == http.StatusNotFound || res.Status == http.StatusGone):
+	case t.probe && !hasV && (res.Status == http.StatusNotFound || res.Status == http.StatusGone):
+		// Nothing here and never was: most domains have no ard.json. A
+		// well-known catalog this crawler fetched before and that is now
+		// gone is reported below, so ingest can count the failures.
 		s.mu.Lock()
 		s.notFound++
 		s.mu.Unlock()
@@ -174,7 +177,9 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 		}
 	}
 	et, lm := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
-	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links}, et != "" || lm != "")
+	// Kept even without ETag/Last-Modified: the state also says this URL
+	// held a catalog, and which catalogs it links.
+	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links})
 	return r.Links
 }
 

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -149,14 +150,10 @@ func (c *Crawler) validator(u string) (Validator, bool) {
 	return v, ok
 }
 
-func (c *Crawler) setValidator(u string, v Validator, keep bool) {
+func (c *Crawler) setValidator(u string, v Validator) {
 	c.valMu.Lock()
 	defer c.valMu.Unlock()
-	if keep {
-		c.validators[u] = v
-	} else {
-		delete(c.validators, u)
-	}
+	c.validators[u] = v
 }
 
 // session is one Crawl call: its collector, robots cache, visited set and
@@ -203,7 +200,8 @@ type task struct {
 }
 
 // Crawl discovers and fetches the catalogs of seeds (domains such as
-// "acme.test", or catalog URLs) and their nested catalogs, handing each to
+// "acme.test", optionally with a port; or catalog URLs, with or without
+// "https://") and their nested catalogs, handing each to
 // the sink. One bad host never stops the others. It returns when all work is
 // done or ctx ends; on cancellation the partial report comes with ctx's
 // error. A sink error is returned (the first one) with the full report.
@@ -232,6 +230,9 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 			continue
 		}
 		s.report.Totals.Seeds++
+		if !strings.Contains(seed, "://") && strings.Contains(seed, "/") {
+			seed = "https://" + seed // "host/path" names a catalog URL
+		}
 		if strings.Contains(seed, "://") {
 			s.pushCatalog(task{kind: taskCatalog, url: seed, via: normalize.ViaSeed, seed: i})
 			continue
@@ -323,11 +324,11 @@ func (s *session) discover(ctx context.Context, t task) {
 	// DNS runs beside the HTTP mechanisms (the home page waits for
 	// robots.txt anyway).
 	var wg sync.WaitGroup
-	if !s.cfg.DisableDNS {
-		name := d
-		if h, _, err := net.SplitHostPort(d); err == nil {
-			name = h
-		}
+	name := d
+	if h, _, err := net.SplitHostPort(d); err == nil {
+		name = h
+	}
+	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err != nil && !s.cfg.DisableDNS {
 		wg.Go(func() {
 			catalogs, registries := s.discoverDNS(ctx, name)
 			push(normalize.ViaDNS, catalogs)

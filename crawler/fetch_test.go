@@ -182,3 +182,19 @@ func TestRetriesHonourRetryAfterThenSucceed(t *testing.T) {
 		t.Fatalf("well-known answered %v, want [503 429 200]", statuses)
 	}
 }
+
+func TestVanishedWellKnownIsReportedFirstTimeProbesAreNot(t *testing.T) {
+	web := startWeb(t)
+	c := newCrawler(t, webConfig(web), &collector{})
+	rep := crawl(t, c, fixtures.HostAcme)
+	ard := "https://" + fixtures.HostAcme + fixtures.PathARD
+	if _, ok := find(rep, ard); ok || rep.Totals.NotFound == 0 {
+		t.Fatalf("first crawl: a 404 probe of %s was reported (notFound %d)", ard, rep.Totals.NotFound)
+	}
+	web.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{Status: http.StatusNotFound, Body: []byte("gone")})
+	rep = crawl(t, c, fixtures.HostAcme)
+	got, ok := find(rep, acmeWellKnown)
+	if !ok || got.Status != normalize.StatusFailed || got.Reason != crawler.ReasonHTTPStatus {
+		t.Fatalf("vanished %s: %+v (found %v), want failed http_status", acmeWellKnown, got, ok)
+	}
+}

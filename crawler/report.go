@@ -82,8 +82,11 @@ type Totals struct {
 	Reasons map[string]int `json:"reasons"`
 }
 
-// Validator is the conditional GET state of one catalog URL. Links are kept
-// so a 304 still leads to the catalogs the unchanged document names.
+// Validator is the state kept per catalog URL fetched successfully: the
+// conditional GET validators (either may be empty), the final URL, and the
+// links, so a 304 still leads to the catalogs the unchanged document names.
+// A well-known URL with state that now answers 404 is reported as failed
+// instead of being ignored like a first-time probe.
 type Validator struct {
 	ETag         string           `json:"etag,omitempty"`
 	LastModified string           `json:"lastModified,omitempty"`
