@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -121,7 +122,7 @@ func newE2E(t *testing.T) *e2e {
 		"--data-dir", e.dataDir,
 		"--index", e.index,
 		"--schedule", e2eSchedule,
-		"--crawl-workers", "4",
+		"--crawl-workers", "8",
 		"--seeds", e.seeds,
 		"--dns-server", web.DNSAddr,
 		"--ca-file", web.CAFile,
@@ -508,4 +509,107 @@ func TestServeE2E(t *testing.T) {
 		got := e.search("platypus reminders")
 		return contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer"), fmt.Sprint(got)
 	})
+}
+
+// TestServeManagedMeilisearch runs serve without MEILI_URL: it starts its
+// own Meilisearch under the data dir, reports the missing embedding model in
+// /readyz, serves with the crawler off, and stops Meilisearch on shutdown.
+func TestServeManagedMeilisearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
+	if bin == "" {
+		if meilitest.Required() {
+			t.Fatal("AGENTFINDER_MEILI_BIN not set (make test sets it)")
+		}
+		t.Skip("AGENTFINDER_MEILI_BIN not set")
+	}
+	dataDir := t.TempDir()
+	env := map[string]string{"AGENTFINDER_MEILI_BIN": bin}
+	ready := make(chan *server, 1)
+	hooks := serveHooks{
+		getenv:    func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		ready:     func(s *server) { ready <- s },
+		noSignals: true,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	done := make(chan int, 1)
+	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--model-dir", filepath.Join(dataDir, "no-model"), "--no-crawl", "--meili-bin", bin}
+	go func() { done <- serveMain(ctx, args, hooks, io.Discard, logs) }()
+	var s *server
+	select {
+	case s = <-ready:
+	case code := <-done:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve not ready after 60s:\n%s", logs.String())
+	}
+	if s.managed == nil {
+		t.Fatal("no managed Meilisearch started without MEILI_URL")
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "meili")); err != nil {
+		t.Fatalf("managed Meilisearch data not under the data dir: %v", err)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + s.addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rz struct {
+		Status  string            `json:"status"`
+		Details map[string]string `json:"details"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&rz)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(rz.Details["embeddings"], "off") || rz.Details["crawl"] == "" {
+		t.Fatalf("/readyz = %d %+v (%v)", resp.StatusCode, rz, err)
+	}
+	if n := strings.Count(logs.String(), "embedding model missing"); n != 1 {
+		t.Errorf("missing model logged %d times, want once", n)
+	}
+	// Without AGENTFINDER_ADMIN_TOKEN the admin endpoints do not exist.
+	resp, err = client.Get("http://" + s.addr + "/admin/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/admin/status without a token configured: %d, want 404", resp.StatusCode)
+	}
+	meiliURL := s.meiliURL
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := client.Get(meiliURL + "/health"); err == nil {
+		t.Errorf("managed Meilisearch at %s still answers after shutdown", meiliURL)
+	}
+}
+
+func TestServeHelpListsEveryFlagWithItsVariable(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := serveMain(t.Context(), []string{"--help"}, serveHooks{}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("--help exit %d", code)
+	}
+	var o serveOptions
+	c := serveCLI(&o, io.Discard)
+	help := stderr.String()
+	c.fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(help, "--"+f.Name) || !strings.Contains(help, c.envFor(f.Name)) {
+			t.Errorf("--help lacks --%s or %s", f.Name, c.envFor(f.Name))
+		}
+	})
+	for _, env := range []string{"AGENTFINDER_ADMIN_TOKEN", "MEILI_URL", "MEILI_API_KEY", "AGENTFINDER_ADDR", "AGENTFINDER_INDEX"} {
+		if !strings.Contains(help, env) {
+			t.Errorf("--help lacks %s", env)
+		}
+	}
 }
