@@ -133,7 +133,7 @@ func TestCatalogCodes(t *testing.T) {
 		{name: "bad updatedAt", body: string(doc(`{"identifier":"urn:ai:acme.com:x","displayName":"X","type":"a/b","url":"https://acme.com/x","updatedAt":"yesterday"}`)),
 			records: []string{"urn:ai:acme.com:x"}, problems: []string{"warning invalid_timestamp entries[0].updatedAt"}},
 		{name: "collection bad url", body: `{"specVersion":"1.0","entries":[],"collections":[{"url":"catalog.json"}]}`,
-			problems: []string{"warning invalid_url collections[0].url"}},
+			problems: []string{"error invalid_url collections[0].url"}},
 		{name: "nested by url beyond depth", opts: Options{Path: []string{"a", "b", "c", "d"}},
 			body:     string(doc(`{"identifier":"urn:ai:acme.com:c","displayName":"C","type":"application/ai-catalog+json","url":"https://acme.com/c.json"}`)),
 			records:  []string{"urn:ai:acme.com:c"},

@@ -101,7 +101,7 @@ func (p *parser) catalog(doc json.RawMessage, prefix string, depth int, chain []
 	if raw, ok := present(top, "collections"); ok {
 		var list []json.RawMessage
 		if json.Unmarshal(raw, &list) != nil {
-			p.problem(prefix+"collections", CodeInvalidType, SeverityWarning, "collections is a JSON %s, want an array", jsonKind(raw))
+			p.problem(prefix+"collections", CodeInvalidType, SeverityError, "collections is a JSON %s, want an array; ignored", jsonKind(raw))
 		}
 		m.Collections = list
 		for i, c := range list {
@@ -161,16 +161,16 @@ func (p *parser) collection(raw json.RawMessage, path string, depth int, chain [
 	if json.Unmarshal(raw, &u) != nil { // a bare URL string is accepted too
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(raw, &fields) != nil || fields == nil {
-			p.problem(path, CodeInvalidType, SeverityWarning, "collection is a JSON %s, want an object", jsonKind(raw))
+			p.problem(path, CodeInvalidType, SeverityError, "collection is a JSON %s, want an object; ignored", jsonKind(raw))
 			return
 		}
 		s, st := str(fields, "url")
 		switch st {
 		case stAbsent:
-			p.problem(path+".url", CodeMissingField, SeverityWarning, "collection has no url")
+			p.problem(path+".url", CodeMissingField, SeverityError, "collection has no url; ignored")
 			return
 		case stWrongType:
-			p.problem(path+".url", CodeInvalidType, SeverityWarning, "url is a JSON %s, want a string", jsonKind(fields["url"]))
+			p.problem(path+".url", CodeInvalidType, SeverityError, "url is a JSON %s, want a string; ignored", jsonKind(fields["url"]))
 			return
 		}
 		u = s
@@ -183,7 +183,7 @@ func (p *parser) collection(raw json.RawMessage, path string, depth int, chain [
 // would be deeper than the limit.
 func (p *parser) link(u, via, path string, depth int, chain []string) bool {
 	if reason, ok := checkURL(u); !ok {
-		p.problem(path, CodeInvalidURL, SeverityWarning, "catalog url %s: %s", quoteShort(u), reason)
+		p.problem(path, CodeInvalidURL, SeverityError, "catalog url %s: %s; not followed", quoteShort(u), reason)
 		return false
 	}
 	if depth+1 > p.maxDepth {
