@@ -1,7 +1,30 @@
 // Package federation is Agent Finder's client to upstream registries (Agent
 // Finder §8): the registry book (configured, crawled and DNS-learned
 // registries), fan-out with deadlines, reciprocal rank fusion, deduplication,
-// loop prevention and referrals. It imports normalize only; searchapi calls it.
+// loop prevention and referrals. It imports normalize only (of ours);
+// searchapi calls it and it must not import searchapi, ingest or crawler.
+//
+// Decisions the spec leaves open:
+//   - Ranking: sources are fused by reciprocal rank (k=60) on position;
+//     scores of different registries are never compared (xu §6.1). The score
+//     shown is the supplying registry's own, clamped to an integer in 0..100.
+//   - Dedupe key: the identifier with urn:air: read as urn:ai: and the
+//     publisher lower-cased. The copy kept is the verified one, then the
+//     local one, then the earliest source's. Only configured (trusted)
+//     upstreams can claim publisherVerified.
+//   - Provenance: upstream results get source (the endpoint we asked),
+//     originService (the upstream's own originService or source label, else
+//     the endpoint) and receivedAt (xu §10).
+//   - Learned registries (crawled, DNS, named in answers) are referred to;
+//     they are federated to only with Config.FederateLearned or a matching
+//     Config.FederateHosts pattern, and through the SSRF guard unless
+//     Config.AllowPrivate.
+//   - Referrals are ranked by query terms found in a registry's name (3),
+//     tags (2), description or host (1); ties keep configured ones first.
+//   - Page tokens carry every source's position (its own token and an
+//     offset into that page) and the last 100 identifiers shown, signed with
+//     HMAC-SHA256 and bound to the query. A source that failed on a page is
+//     not continued on later pages.
 package federation
 
 import (

@@ -392,22 +392,11 @@ func validEntry(entry map[string]json.RawMessage, id string) bool {
 	return true
 }
 
-// canonicalID is the dedupe key of an identifier: urn:air: and urn:ai: name
-// the same agent, and the URN prefix, NID and publisher are case-insensitive.
+// canonicalID is the dedupe key of an identifier (normalize's canonical
+// form): urn:air: and urn:ai: name the same agent, and the URN prefix, NID
+// and publisher are case-insensitive.
 func canonicalID(id string) string {
-	parts := strings.SplitN(strings.TrimSpace(id), ":", 4)
-	if len(parts) < 3 || !strings.EqualFold(parts[0], "urn") {
-		return id
-	}
-	nid := strings.ToLower(parts[1])
-	if nid != "ai" && nid != "air" {
-		return id
-	}
-	out := "urn:ai:" + strings.ToLower(strings.TrimSuffix(parts[2], "."))
-	if len(parts) == 4 {
-		out += ":" + parts[3]
-	}
-	return out
+	return normalize.CanonicalIdentifier(id)
 }
 
 // stringField returns m[k] when it is a JSON string, else "".
