@@ -1,9 +1,11 @@
 package searchapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest/meili"
@@ -421,7 +424,9 @@ func TestMeilisearchDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	srv, err := New(Config{Index: "x", Meili: meili.New("http://"+addr, ""), PublicURL: "http://127.0.0.1:1"}, nil)
+	var logs syncBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := New(Config{Index: "x", Meili: meili.New("http://"+addr, ""), PublicURL: "http://127.0.0.1:1"}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,6 +440,9 @@ func TestMeilisearchDown(t *testing.T) {
 	}
 	if resp.Header.Get("Retry-After") == "" {
 		t.Errorf("no Retry-After")
+	}
+	if !strings.Contains(logs.String(), `"correlationId":"`+out.Error.CorrelationID+`"`) || !strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("log lacks the error with correlation id %s:\n%s", out.Error.CorrelationID, logs.String())
 	}
 	var r readyResponse
 	if resp := f.do("GET", "/readyz", nil, nil, &r); resp.StatusCode != 503 || r.Status != "unavailable" {
@@ -505,6 +513,24 @@ func TestConcurrencyLimitAndCancel(t *testing.T) {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 type recorder struct {
 	header http.Header
 	status int
@@ -559,6 +585,15 @@ func TestFederationModes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("bad token", func(t *testing.T) {
+		f.t = t
+		for _, tok := range []string{"garbage", "v1.AAAA.BBBB"} {
+			status, out := f.search(map[string]any{"query": map[string]any{"text": "weather", "federation": "auto"}, "pageToken": tok})
+			if status != 400 || out.Error.Code != CodeInvalidRequest {
+				t.Fatalf("token %q: %d %+v", tok, status, out.Error)
+			}
+		}
+	})
 	t.Run("loop", func(t *testing.T) {
 		f.t = t
 		var raw map[string]json.RawMessage
@@ -567,4 +602,38 @@ func TestFederationModes(t *testing.T) {
 			t.Fatalf("looped request: %d upstreams %s", resp.StatusCode, raw["upstreams"])
 		}
 	})
+}
+
+// TestServeShutsDownGracefully: a request in flight when the context ends
+// still gets its answer, and Serve returns nil.
+func TestServeShutsDownGracefully(t *testing.T) {
+	emb := &blockingEmbedder{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	f := newFixture(t, func(c *Config) { c.Embedder = emb })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.srv.ServeListener(ctx, ln) }()
+	status := make(chan int, 1)
+	go func() {
+		resp, err := http.Post("http://"+ln.Addr().String()+"/search", "application/json", strings.NewReader(`{"query":{"text":"weather","federation":"none"}}`))
+		if err != nil {
+			status <- -1
+			return
+		}
+		resp.Body.Close()
+		status <- resp.StatusCode
+	}()
+	<-emb.entered
+	cancel()
+	time.Sleep(20 * time.Millisecond) // let Shutdown close the listener; not a timing assertion
+	close(emb.release)
+	if s := <-status; s != http.StatusOK {
+		t.Fatalf("in-flight request: %d", s)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
 }

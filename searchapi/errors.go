@@ -11,6 +11,8 @@ import (
 	"net/http"
 
 	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
 // Error codes of the xu error model (DESIGN.md, "External contracts").
@@ -71,7 +73,12 @@ func classify(err error) *APIError {
 	if errors.As(err, &ae) {
 		return ae
 	}
-	if meiliUnavailable(err) {
+	switch {
+	case errors.Is(err, federation.ErrInvalidPageToken):
+		return invalid("pageToken is not a token issued by this registry for this query")
+	case errors.Is(err, federation.ErrInvalidMode):
+		return invalid("federation must be auto, referrals or none")
+	case meiliUnavailable(err):
 		return errUnavailable
 	}
 	return errInternal
@@ -112,7 +119,9 @@ func newCorrelationID() string {
 // request whose client went away gets nothing written and no error logged.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	cid := correlationID(r.Context())
-	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.Canceled)) {
+	if r.Context().Err() != nil {
+		// The client went away (or the server is shutting down): nobody reads
+		// an answer, and it is not an error of ours.
 		s.log.Debug("request cancelled", "correlationId", cid, "path", r.URL.Path)
 		return
 	}

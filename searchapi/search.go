@@ -376,7 +376,7 @@ func (s *Server) buildSearch(ctx context.Context, q *searchQuery, offset, limit 
 		ShowRankingScore:        true,
 		ShowRankingScoreDetails: q.Evidence,
 	}
-	if s.cfg.Embedder != nil {
+	if s.cfg.Embedder != nil && strings.TrimSpace(text) != "" {
 		vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
 		switch {
 		case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:

@@ -213,8 +213,35 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
 		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
-		s.mux.ServeHTTP(w, r)
+		if !s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.mux.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		s.mux.ServeHTTP(sw, r)
+		s.log.Debug("request", "correlationId", cid, "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 	})
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // handleFallback answers what no route matched: a known path with the wrong
