@@ -33,19 +33,30 @@ func (b *breaker) allow(now time.Time) (ok bool, reason string) {
 	return true, ""
 }
 
-// done records a call's result.
-func (b *breaker) done(ok bool, now time.Time, threshold int, cooldown time.Duration) {
+// done records a call's result and reports whether the circuit changed
+// state (opened, or closed after being open).
+func (b *breaker) done(ok bool, now time.Time, threshold int, cooldown time.Duration) (changed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ok {
+		changed = b.open
 		b.failures, b.open, b.probing = 0, false, false
-		return
+		return changed
 	}
 	b.failures++
 	if b.probing || b.failures >= threshold {
+		changed = !b.open
 		b.open, b.probing = true, false
 		b.openUntil = now.Add(cooldown)
 	}
+	return changed
+}
+
+// idle reports a breaker holding nothing worth remembering.
+func (b *breaker) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.open && !b.probing && b.failures == 0
 }
 
 // release ends a permitted call that never went out (the budget ran out

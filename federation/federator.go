@@ -102,10 +102,33 @@ func (f *Federator) state(endpoint string) *upstreamState {
 	defer f.mu.Unlock()
 	s, ok := f.states[k]
 	if !ok {
+		if len(f.states) >= maxStates {
+			f.evictLocked()
+		}
 		s = &upstreamState{}
 		f.states[k] = s
 	}
 	return s
+}
+
+// maxStates bounds the upstreams remembered (breakers, shapes): registries
+// named in answers could otherwise grow the map without end.
+const maxStates = 4096
+
+// evictLocked forgets upstreams that hold nothing worth remembering, or,
+// when every one does, an arbitrary half.
+func (f *Federator) evictLocked() {
+	for k, s := range f.states {
+		if s.breaker.idle() && s.getShape() == shapeV042 {
+			delete(f.states, k)
+		}
+	}
+	for k := range f.states {
+		if len(f.states) < maxStates/2 {
+			break
+		}
+		delete(f.states, k)
+	}
 }
 
 // mayFederate reports whether auto mode may fan out to a learned registry.
@@ -449,11 +472,15 @@ func (f *Federator) call(ctx context.Context, sem chan struct{}, idx int, t targ
 		if isTimeout(err) {
 			res.outcome.Status, res.outcome.Error = StatusTimeout, "timeout"
 		}
-		bs.breaker.done(false, now, f.cfg.BreakerFailures, f.cfg.BreakerCooldown)
+		if bs.breaker.done(false, now, f.cfg.BreakerFailures, f.cfg.BreakerCooldown) {
+			f.log.Warn("upstream circuit opened", "registry", ep, "cooldown", f.cfg.BreakerCooldown, "err", err)
+		}
 		f.log.Debug("upstream failed", "registry", ep, "status", res.outcome.Status, "err", err, "ms", res.outcome.LatencyMS)
 		return res
 	}
-	bs.breaker.done(true, now, f.cfg.BreakerFailures, f.cfg.BreakerCooldown)
+	if bs.breaker.done(true, now, f.cfg.BreakerFailures, f.cfg.BreakerCooldown) {
+		f.log.Info("upstream circuit closed", "registry", ep)
+	}
 	res.ok = true
 	res.ans = ans
 	res.outcome.Status, res.outcome.Results, res.outcome.Dropped = StatusOK, len(ans.hits), ans.dropped

@@ -173,8 +173,9 @@ func hangHandler() http.Handler {
 	})
 }
 
-// capturesDir holds real answers of the hf-agentfinder challenge registry.
-const capturesDir = "/work/shared/realworld/hf-challenge-captures"
+// capturesDir holds real answers of the hf-agentfinder challenge registry
+// (copied from the shared realworld folder).
+const capturesDir = "testdata/hf-challenge-captures"
 
 // hfHandler replays the captured hf-agentfinder answers, with the
 // capture's base URL replaced by base. Like that server (pydantic, extra
@@ -184,7 +185,7 @@ func hfHandler(t testing.TB, base func() string) http.Handler {
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(capturesDir, name))
 		if err != nil {
-			t.Skipf("captures not available: %v", err)
+			t.Fatalf("capture: %v", err)
 		}
 		return b
 	}
