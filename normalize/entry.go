@@ -236,8 +236,12 @@ func (p *parser) nested(rec Record, path, dataKey string, depth int, chain []str
 		p.problem(path+"."+dataKey, CodeDepthExceeded, SeverityError, "inline catalog would be at nesting depth %d, deeper than the limit %d; its entries were dropped", depth+1, p.maxDepth)
 		return
 	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(rec.Data, &top) != nil || top == nil {
+		return // checked by entry: data is an object
+	}
 	inner := append(append([]string(nil), chain...), rec.Identifier)
-	p.catalog(rec.Data, path+"."+dataKey+".", depth+1, inner, host)
+	p.catalog(top, path+"."+dataKey+".", depth+1, inner, host)
 }
 
 // sourcePath is the provenance path of a record listed under chain: the

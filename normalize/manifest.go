@@ -27,20 +27,21 @@ func Catalog(body []byte, opts Options) Result {
 		p.maxDepth = DefaultMaxDepth
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 BOM is common and harmless
-	var probe json.RawMessage
-	if err := json.Unmarshal(body, &probe); err != nil {
-		p.problem("$", CodeInvalidJSON, SeverityError, "document is not JSON: %v", err)
-		return p.res
-	}
-	if firstByte(body) != '{' {
-		p.problem("$", CodeNotAnObject, SeverityError, "document is a JSON %s, not an object", jsonKind(body))
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		var probe json.RawMessage
+		if err := json.Unmarshal(body, &probe); err != nil {
+			p.problem("$", CodeInvalidJSON, SeverityError, "document is not JSON: %v", err)
+		} else {
+			p.problem("$", CodeNotAnObject, SeverityError, "document is a JSON %s, not an object", jsonKind(body))
+		}
 		return p.res
 	}
 	chain := append([]string(nil), opts.Path...)
 	if opts.Origin != "" {
 		chain = append(chain, opts.Origin)
 	}
-	p.res.Manifest = p.catalog(body, "", len(opts.Path), chain, nil)
+	p.res.Manifest = p.catalog(top, "", len(opts.Path), chain, nil)
 	p.compact()
 	return p.res
 }
@@ -63,12 +64,7 @@ func (p *parser) problem(path, code string, sev Severity, format string, args ..
 // data). prefix is its JSON path with a trailing dot ("" at the top), depth
 // its nesting depth, chain the catalogs and bundles that led to its entries,
 // outer the host of the enclosing catalog.
-func (p *parser) catalog(doc json.RawMessage, prefix string, depth int, chain []string, outer *HostInfo) *Manifest {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &top); err != nil || top == nil {
-		p.problem(pathOr(prefix), CodeNotAnObject, SeverityError, "catalog is a JSON %s, not an object", jsonKind(doc))
-		return nil
-	}
+func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth int, chain []string, outer *HostInfo) *Manifest {
 	m := &Manifest{}
 	for k, v := range top {
 		switch k {
@@ -316,14 +312,6 @@ func jsonKind(v []byte) string {
 		return "number"
 	}
 	return "value"
-}
-
-// pathOr returns prefix without its trailing dot, or "$" at the top.
-func pathOr(prefix string) string {
-	if prefix == "" {
-		return "$"
-	}
-	return strings.TrimSuffix(prefix, ".")
 }
 
 // RegistryRecords returns the records of type application/ai-registry+json
