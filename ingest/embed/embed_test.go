@@ -198,3 +198,36 @@ func TestAxpyKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestMatmulKernels checks the tiled kernel against the portable loop on
+// shapes with and without a row remainder.
+func TestMatmulKernels(t *testing.T) {
+	for _, L := range []int{1, 3, 4, 5, 8, 11} {
+		const in, out = 40, 48
+		x := make([]float32, L*in)
+		w := make([]float32, in*out)
+		for i := range x {
+			x[i] = float32(i%11)*0.1 - 0.5
+		}
+		for i := range w {
+			w[i] = float32(i%17)*0.05 - 0.4
+		}
+		d1 := make([]float32, L*out)
+		d2 := make([]float32, L*out)
+		m := newMatrix(w, in, out)
+		if m.packed == nil {
+			t.Skip("no tiled kernel on this CPU")
+		}
+		b := make([]float32, out)
+		for p := range L {
+			copy(d1[p*out:(p+1)*out], b)
+		}
+		matmulAccGo(d1, x, w, L, in, out)
+		m.mul(d2, x, b, L)
+		for i := range d1 {
+			if d := d1[i] - d2[i]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("L=%d: [%d] = %v, portable %v", L, i, d2[i], d1[i])
+			}
+		}
+	}
+}

@@ -37,7 +37,7 @@ func (w *weights) forward(ids []int32) []float32 {
 	for i := range mean {
 		mean[i] *= inv
 	}
-	matmul(out, mean, w.tanhW, w.tanhB, 1, Dimensions, Dimensions)
+	w.tanhW.mul(out, mean, w.tanhB, 1)
 	var norm float64
 	for i, v := range out {
 		t := float32(math.Tanh(float64(v)))
@@ -57,33 +57,33 @@ func (w *weights) forward(ids []int32) []float32 {
 func (l *layer) apply(x []float32, L int) []float32 {
 	hid := l.hid
 	var h []float32
-	if l.dense != nil {
+	if l.dense.w != nil {
 		h = make([]float32, L*hid)
-		matmul(h, x, l.dense, l.denseB, L, l.in, hid)
+		l.dense.mul(h, x, l.denseB, L)
 	} else {
 		h = append([]float32(nil), x...)
 	}
 	// Self-attention on the normalised input.
 	a := layerNorm(x, l.ln1S, l.ln1B, L, l.in)
 	qkv := make([]float32, L*3*l.in)
-	matmul(qkv, a, l.qkv, l.qkvB, L, l.in, 3*l.in)
+	l.qkv.mul(qkv, a, l.qkvB, L)
 	ctx := attention(qkv, L, l.in, l.heads, l.qScale)
 	att := make([]float32, L*hid)
-	matmul(att, ctx, l.out, l.outB, L, l.in, hid)
+	l.out.mul(att, ctx, l.outB, L)
 	for i := range h {
 		h[i] += att[i]
 	}
 	// Feed-forward on the normalised result.
 	f := layerNorm(h, l.ln2S, l.ln2B, L, hid)
 	mid := make([]float32, L*len(l.ffn1B))
-	matmul(mid, f, l.ffn1, l.ffn1B, L, hid, len(l.ffn1B))
+	l.ffn1.mul(mid, f, l.ffn1B, L)
 	for i, v := range mid {
 		if v < 0 {
 			mid[i] = 0
 		}
 	}
 	ff := make([]float32, L*hid)
-	matmul(ff, mid, l.ffn2, l.ffn2B, L, len(l.ffn1B), hid)
+	l.ffn2.mul(ff, mid, l.ffn2B, L)
 	for i := range h {
 		h[i] += ff[i]
 	}
@@ -170,15 +170,47 @@ func dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// matmulBlock is how many rows of x share one pass over the weights, so a
-// weight row is read from memory once per block and reused from L1.
+// matmulBlock is how many rows of x share one pass over the weights in the
+// portable path, so a weight row is read from memory once per block.
 const matmulBlock = 4
 
-// matmul sets dst [L, out] = x [L, in] · w [in, out] + b.
-func matmul(dst, x, w, b []float32, L, in, out int) {
-	for p := range L {
-		copy(dst[p*out:(p+1)*out], b)
+// matrix is a weight matrix [in, out], row-major as TF stores it, plus the
+// copy the tiled kernel reads: 16-column bands, each [in][16] contiguous,
+// made once at load so the kernel streams memory instead of striding.
+type matrix struct {
+	w       []float32
+	packed  []float32
+	in, out int
+}
+
+func newMatrix(w []float32, in, out int) matrix {
+	m := matrix{w: w, in: in, out: out}
+	if useFMA && out%16 == 0 && len(w) == in*out {
+		m.packed = make([]float32, len(w))
+		for c := 0; c < out; c += 16 {
+			band := m.packed[c*in : c*in+16*in]
+			for i := range in {
+				copy(band[i*16:i*16+16], w[i*out+c:i*out+c+16])
+			}
+		}
 	}
+	return m
+}
+
+// mul sets dst [L, out] = x [L, in] · m + b.
+func (m matrix) mul(dst, x, b []float32, L int) {
+	for p := range L {
+		copy(dst[p*m.out:(p+1)*m.out], b)
+	}
+	if m.packed != nil {
+		matmulPacked(dst, x, m.packed, L, m.in, m.out)
+		return
+	}
+	matmulAccGo(dst, x, m.w, L, m.in, m.out)
+}
+
+// matmulAccGo adds x [L, in] · w [in, out] to dst [L, out] with axpy.
+func matmulAccGo(dst, x, w []float32, L, in, out int) {
 	for p0 := 0; p0 < L; p0 += matmulBlock {
 		p1 := min(p0+matmulBlock, L)
 		for i := range in {

@@ -35,17 +35,21 @@ const (
 // layer holds one transformer layer's weights. Matrices are row-major
 // [in, out], as TF stores them, which is what the axpy matmul wants.
 type layer struct {
-	in, hid             int // input width, hidden width (512)
-	heads               int
-	dense, denseB       []float32 // residual projection (Layer_0 only) [in, hid]
-	ln1S, ln1B          []float32 // [in]
-	qkv, qkvB           []float32 // [in, 3*in]
-	out, outB           []float32 // [in, hid]
-	ln2S, ln2B          []float32 // [hid]
-	ffn1, ffn1B         []float32 // [hid, 3*hid]
-	ffn2, ffn2B         []float32 // [3*hid, hid]
-	qScale              float32
-	ffnWidth, attnWidth int
+	in, hid    int // input width, hidden width (512)
+	heads      int
+	dense      matrix    // residual projection (Layer_0 only) [in, hid]
+	denseB     []float32 // [hid]
+	ln1S, ln1B []float32 // [in]
+	qkv        matrix    // [in, 3*in]
+	qkvB       []float32
+	out        matrix // [in, hid]
+	outB       []float32
+	ln2S, ln2B []float32 // [hid]
+	ffn1       matrix    // [hid, 3*hid]
+	ffn1B      []float32
+	ffn2       matrix // [3*hid, hid]
+	ffn2B      []float32
+	qScale     float32
 }
 
 // weights is the forward pass's parameters.
@@ -55,7 +59,7 @@ type weights struct {
 	embRows  int
 	invTime  []float32 // [128]
 	layers   [2]layer
-	tanhW    []float32 // [512, 512]
+	tanhW    matrix    // [512, 512]
 	tanhB    []float32 // [512]
 	tokenize *tokenizer
 }
@@ -146,27 +150,27 @@ func loadWeights(dir string) (*weights, error) {
 		vr := fmt.Sprintf("%sLayer_%d/TransformerLayer/", pfxVar, i)
 		st := fmt.Sprintf("%sTransformerStack/Layer_%d/TransformerLayer/", pfxApply, i)
 		if i == 0 {
-			l.dense = g.get(ln+"dense/kernel/ConcatPartitions/concat", in, 512)
+			l.dense = newMatrix(g.get(ln+"dense/kernel/ConcatPartitions/concat", in, 512), in, 512)
 			l.denseB = g.get(ln+"dense/bias/ConcatPartitions/concat", 512)
 		}
 		l.ln1S = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", in)
 		l.ln1B = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", in)
-		l.qkv = g.get(vr+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in)
+		l.qkv = newMatrix(g.get(vr+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in), in, 3*in)
 		l.qkvB = g.get(ln+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*in)
-		l.out = g.get(vr+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, 512)
+		l.out = newMatrix(g.get(vr+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, 512), in, 512)
 		l.outB = g.get(ln+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", 512)
 		l.ln2S = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 512)
 		l.ln2B = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 512)
-		l.ffn1 = g.get(st+"FFN/conv1/Tensordot/Reshape_1", 512, 1536)
+		l.ffn1 = newMatrix(g.get(st+"FFN/conv1/Tensordot/Reshape_1", 512, 1536), 512, 1536)
 		l.ffn1B = g.get(ln+"FFN/conv1/bias/ConcatPartitions/concat", 1536)
-		l.ffn2 = g.get(st+"FFN/conv2/Tensordot/Reshape_1", 1536, 512)
+		l.ffn2 = newMatrix(g.get(st+"FFN/conv2/Tensordot/Reshape_1", 1536, 512), 1536, 512)
 		l.ffn2B = g.get(ln+"FFN/conv2/bias/ConcatPartitions/concat", 512)
 		scale := g.get(st + "MultiheadAttention/mul/y")
 		if len(scale) == 1 {
 			l.qScale = scale[0]
 		}
 	}
-	w.tanhW = g.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", 512, 512)
+	w.tanhW = newMatrix(g.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", 512, 512), 512, 512)
 	w.tanhB = g.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", 512)
 	if g.err != nil {
 		return nil, g.err

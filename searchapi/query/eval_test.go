@@ -534,7 +534,9 @@ func TestRelevanceEval(t *testing.T) {
 		configs = append(configs, evalConfig{name: fmt.Sprintf("term fusion kw %.1f", w),
 			fusion: "terms", kwWeight: w, vecFrom: "raw"})
 	}
-	configs = append(configs, evalConfig{name: "term fusion kw 0.2, vec rewrite", fusion: "terms", rewrite: true, kwWeight: 0.2, vecFrom: "rewrite"})
+	configs = append(configs,
+		evalConfig{name: "term fusion kw 0.2, vec rewrite", fusion: "terms", rewrite: true, kwWeight: 0.2, vecFrom: "rewrite"},
+	)
 	for _, c := range configs {
 		report(main, label, c)
 	}
