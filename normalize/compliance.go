@@ -60,11 +60,14 @@ type trustManifest struct {
 }
 
 // attestationTypes returns the type of each attestation object in raw (a
-// JSON array), skipping anything malformed.
+// JSON array, at most maxItems of them), skipping anything malformed.
 func attestationTypes(raw json.RawMessage) []string {
 	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		return nil
+	}
+	if len(list) > maxItems {
+		list = list[:maxItems]
 	}
 	var out []string
 	for _, a := range list {

@@ -1,6 +1,10 @@
 package normalize
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestIdentityDomain(t *testing.T) {
 	tests := []struct {
@@ -76,4 +80,25 @@ func TestParseIdentifier(t *testing.T) {
 		}
 	}
 	eq(t, "canonical", CanonicalIdentifier("URN:AIR:Acme.COM:x:Y"), "urn:ai:acme.com:x:Y")
+}
+
+// TestLargeListsStayBounded feeds lists far longer than maxItems: the record
+// keeps a bounded number of derived values.
+func TestLargeListsStayBounded(t *testing.T) {
+	var atts, skills, tools []string
+	for i := range 5000 {
+		atts = append(atts, fmt.Sprintf(`{"type":"T-%d"}`, i))
+		skills = append(skills, fmt.Sprintf(`{"name":"s%d","description":"d%d","examples":["e%d"]}`, i, i, i))
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d","description":"d%d"}`, i, i))
+	}
+	entry := `{"identifier":"urn:ai:acme.com:x","displayName":"X","type":"application/a2a-agent-card+json","data":{"skills":[` +
+		strings.Join(skills, ",") + `]},"trustManifest":{"identity":"did:web:acme.com","attestations":[` + strings.Join(atts, ",") + `]}}`
+	r := catalogRecord(t, entry)
+	if len(r.Compliance) > 2*maxItems || len(r.SkillNames) > maxItems || len(r.Examples) > 2*maxItems {
+		t.Errorf("compliance %d, skill names %d, examples %d", len(r.Compliance), len(r.SkillNames), len(r.Examples))
+	}
+	mcp := catalogRecord(t, `{"identifier":"urn:ai:acme.com:m","displayName":"M","type":"application/mcp-server+json","data":{"tools":[`+strings.Join(tools, ",")+`]}}`)
+	if len(mcp.SkillNames) != maxItems {
+		t.Errorf("mcp tools %d", len(mcp.SkillNames))
+	}
 }
