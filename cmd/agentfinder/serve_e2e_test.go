@@ -19,6 +19,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -414,6 +415,26 @@ func TestServeE2E(t *testing.T) {
 		if e.doc(id) == nil {
 			t.Fatalf("%s not indexed after the first crawl", id)
 		}
+	}
+	// Registries learned by crawling (DNS _search._agents and catalog
+	// entries) are in the federation book and offered as referrals.
+	var st struct {
+		Registries []struct{ Endpoint, Learned string } `json:"registries"`
+	}
+	e.do(http.MethodGet, "/admin/status", nil, &st)
+	learned := map[string]bool{}
+	for _, r := range st.Registries {
+		learned[r.Learned] = true
+	}
+	if !learned[federation.LearnedDNS] || !learned[federation.LearnedCrawled] {
+		t.Errorf("registry book after the first crawl: %+v", st.Registries)
+	}
+	var ref struct {
+		Referrals []map[string]any `json:"referrals"`
+	}
+	e.do(http.MethodPost, "/search", map[string]any{"query": map[string]any{"text": "registry", "federation": "referrals"}}, &ref)
+	if len(ref.Referrals) == 0 {
+		t.Error("no referrals although the crawl found registries")
 	}
 	if got := e.search("quokka invoices"); !contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer") {
 		t.Errorf("search for the invoicer returned %v", got)
