@@ -357,11 +357,6 @@ func (s *Server) buildSearch(ctx context.Context, q *searchQuery, offset, limit 
 			text = t
 		}
 	}
-	if len(q.PreferredTags) > 0 {
-		// Preferred tags are soft: as extra optional words they raise the
-		// "words" rank of entries carrying them without excluding others.
-		text = strings.Join(q.PreferredTags, " ") + " " + text
-	}
 	attrs := searchAttributes
 	if q.Evidence {
 		attrs = append(slices.Clip(attrs), evidenceAttributes...)
@@ -417,6 +412,47 @@ func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) 
 	return decodeSearchResponse(*raw)
 }
 
+// preferredWeight is how much an entry carrying a preferred tag is boosted:
+// Meilisearch's federated search multiplies its ranking score by this, so a
+// preferred entry passes others scoring up to a third less, but not a
+// much better match. The relevance work (issue 9) may tune it.
+const preferredWeight = 1.5
+
+// boostedSearch runs req as a federated multi-search of two queries over the
+// same index: req restricted to entries with a preferred tag, weighted by
+// preferredWeight, and req itself. Meilisearch merges them by weighted score
+// and returns each document once, so preferred tags raise entries without
+// excluding the others (xu §5.1: preferred tags are soft).
+func (s *Server) boostedSearch(ctx context.Context, req *meilisearch.SearchRequest, preferred []string) (*meiliSearchResponse, error) {
+	boost := *req
+	plain := *req
+	for _, r := range []*meilisearch.SearchRequest{&boost, &plain} {
+		r.IndexUID = s.cfg.Index
+		r.Offset, r.Limit = 0, 0
+	}
+	tags := inExpr(normalize.FieldTags, preferred)
+	if f, ok := req.Filter.(string); ok && f != "" {
+		boost.Filter = andExpr(f, tags)
+	} else {
+		boost.Filter = tags
+	}
+	boost.FederationOptions = &meilisearch.SearchFederationOptions{Weight: preferredWeight}
+	plain.FederationOptions = &meilisearch.SearchFederationOptions{Weight: 1}
+	mr, err := s.cfg.Meili.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{
+		Federation: &meilisearch.MultiSearchFederation{Offset: req.Offset, Limit: req.Limit},
+		Queries:    []*meilisearch.SearchRequest{&boost, &plain},
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := &meiliSearchResponse{EstimatedTotalHits: mr.EstimatedTotalHits}
+	for _, h := range mr.Hits {
+		delete(h, "_federation")
+		resp.Hits = append(resp.Hits, meiliHit(h))
+	}
+	return resp, nil
+}
+
 // localSearch answers q from the index, starting at offset. It returns the
 // hits as federation hits and the offset of the next page (0 when done).
 func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, error) {
@@ -427,7 +463,14 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	if limit <= 0 {
 		return nil, 0, nil
 	}
-	resp, err := s.rawSearch(ctx, s.buildSearch(ctx, q, offset, limit+1))
+	req := s.buildSearch(ctx, q, offset, limit+1)
+	var resp *meiliSearchResponse
+	var err error
+	if len(q.PreferredTags) > 0 {
+		resp, err = s.boostedSearch(ctx, req, q.PreferredTags)
+	} else {
+		resp, err = s.rawSearch(ctx, req)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

@@ -172,6 +172,23 @@ func TestSearchEvidence(t *testing.T) {
 	if ev.Freshness.MetadataUpdatedAt != "2026-02-01" || !strings.HasPrefix(ev.Freshness.IndexedAt, "2026-06-01T11:30:00") {
 		t.Errorf("freshness %+v", ev.Freshness)
 	}
+	// Preferred tags boost without excluding: "weather" preferring "travel"
+	// lifts the flight agent (tagged travel, a weak match) to second place,
+	// behind the perfect match, and keeps every other result.
+	_, out = f.search(map[string]any{"query": map[string]any{"text": "weather", "federation": "none", "preferredTags": []string{"travel"}}, "pageSize": 20})
+	_, plain := f.search(map[string]any{"query": map[string]any{"text": "weather", "federation": "none"}, "pageSize": 20})
+	if len(out.Results) < 2 || out.Results[1].Identifier != "urn:ai:weather.example:agent:flights" ||
+		out.Results[0].Identifier != plain.Results[0].Identifier || len(out.Results) != len(plain.Results) {
+		t.Fatalf("preferred travel: %v; plain: %v", ids(out.Results), ids(plain.Results))
+	}
+	if i := slices.Index(ids(plain.Results), "urn:ai:weather.example:agent:flights"); i < 2 {
+		t.Fatalf("the flight agent is at %d even without the boost: %v", i, ids(plain.Results))
+	}
+	for i := range out.Results {
+		if out.Results[i].Identifier == plain.Results[i].Identifier && out.Results[i].Score != plain.Results[i].Score {
+			t.Errorf("boost changed the shown score of %s", out.Results[i].Identifier)
+		}
+	}
 	// Without includeEvidence there is none.
 	_, out = f.search(map[string]any{"query": map[string]any{"text": "book a flight to Tokyo", "federation": "none"}})
 	if len(out.Results) == 0 || out.Results[0].Evidence != nil {

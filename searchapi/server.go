@@ -34,6 +34,7 @@ import (
 type Meili interface {
 	Index(uid string) meilisearch.IndexManager
 	HealthWithContext(ctx context.Context) (*meilisearch.Health, error)
+	MultiSearchWithContext(ctx context.Context, queries *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error)
 }
 
 // Embedder turns texts into vectors for hybrid search (issue 9). It must be
