@@ -115,7 +115,8 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 // (rather than one LimitRule per host added to a shared collector while it
 // runs) because colly's Limit is not safe while requests are in flight; the
 // rule is installed before the collector's first request. http and https
-// of one host share it.
+// and every port of one host name share it (politeness is per machine, not
+// per origin); the first origin whose robots.txt is read sets the delay.
 func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time.Duration) *colly.Collector {
 	u, err := url.Parse(key)
 	if err != nil {
@@ -131,15 +132,15 @@ func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time
 	}
 	s.hostsMu.Lock()
 	defer s.hostsMu.Unlock()
-	if col := s.limited[u.Host]; col != nil {
+	if col := s.limited[u.Hostname()]; col != nil {
 		return col
 	}
 	col := s.c.newCollector(ctx)
 	if err := col.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: par, Delay: delay}); err != nil {
-		s.log.Warn("limit rule", "host", u.Host, "err", err)
+		s.log.Warn("limit rule", "host", u.Hostname(), "err", err)
 		return nil
 	}
-	s.limited[u.Host] = col
+	s.limited[u.Hostname()] = col
 	return col
 }
 

@@ -168,7 +168,7 @@ type session struct {
 
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState       // "scheme://host" -> robots state
-	limited map[string]*colly.Collector // host -> its collector with a LimitRule
+	limited map[string]*colly.Collector // host name -> its collector with a LimitRule
 
 	requests atomic.Int64
 

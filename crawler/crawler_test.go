@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
@@ -162,4 +164,48 @@ func TestCancelAndSinkErrors(t *testing.T) {
 			t.Fatalf("totals %+v: want the crawl completed with sink errors counted", rep.Totals)
 		}
 	})
+}
+
+func TestConcurrentCrawlsShareOneCrawler(t *testing.T) {
+	web := startWeb(t)
+	c := newCrawler(t, webConfig(web), &collector{})
+	seeds := []string{fixtures.HostAcme, fixtures.HostLinkOnly, fixtures.HostDNSService, fixtures.HostSolo}
+	reps := make([]*crawler.Report, len(seeds))
+	errs := make([]error, len(seeds))
+	var wg sync.WaitGroup
+	for i, s := range seeds {
+		wg.Go(func() { reps[i], errs[i] = c.Crawl(t.Context(), []string{s}) })
+	}
+	wg.Wait()
+	for i, s := range seeds {
+		if errs[i] != nil || reps[i].Totals.OK == 0 {
+			t.Errorf("crawl of %s: err %v, totals %+v", s, errs[i], reps[i].Totals)
+		}
+	}
+}
+
+// TestCrawlDelaySpacesRequests checks politeness, not speed: with robots.txt
+// asking for Crawl-delay 1 (capped here at 150ms), requests to the host
+// arrive at least that far apart, whatever the machine's speed.
+func TestCrawlDelaySpacesRequests(t *testing.T) {
+	web := startWeb(t)
+	cfg := webConfig(web)
+	cfg.MaxCrawlDelay = 150 * time.Millisecond
+	cfg.PerHostConcurrency = 4 // a delay forces one request at a time anyway
+	crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostRobotsOnly)
+	var reqs []fixtures.Request
+	for _, r := range web.RequestsFor(fixtures.HostRobotsOnly) {
+		if r.Scheme == "https" && r.Path != fixtures.PathRobots {
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) < 3 {
+		t.Fatalf("only %d requests to %s", len(reqs), fixtures.HostRobotsOnly)
+	}
+	slices.SortFunc(reqs, func(a, b fixtures.Request) int { return a.Time.Compare(b.Time) })
+	for i := 1; i < len(reqs); i++ {
+		if gap := reqs[i].Time.Sub(reqs[i-1].Time); gap < 140*time.Millisecond {
+			t.Errorf("%s then %s only %v apart, want >= the 150ms crawl delay", reqs[i-1].Path, reqs[i].Path, gap)
+		}
+	}
 }

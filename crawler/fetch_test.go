@@ -1,6 +1,7 @@
 package crawler_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -196,5 +197,35 @@ func TestVanishedWellKnownIsReportedFirstTimeProbesAreNot(t *testing.T) {
 	got, ok := find(rep, acmeWellKnown)
 	if !ok || got.Status != normalize.StatusFailed || got.Reason != crawler.ReasonHTTPStatus {
 		t.Fatalf("vanished %s: %+v (found %v), want failed http_status", acmeWellKnown, got, ok)
+	}
+}
+
+func TestFetchFailureReasons(t *testing.T) {
+	web := startWeb(t)
+	// A chain of six redirects: one more than the limit.
+	for i := 1; i <= 6; i++ {
+		web.Script(fixtures.HostBroken, fmt.Sprintf("/hop/%d.json", i), fixtures.Behavior{Redirect: fmt.Sprintf("/hop/%d.json", i+1)})
+	}
+	noCA := webConfig(web)
+	noCA.CAFile = ""
+	cases := []struct {
+		name   string
+		cfg    crawler.Config
+		seed   string
+		url    string
+		reason string
+	}{
+		{"too many redirects", webConfig(web), web.URL(fixtures.HostBroken, "/hop/1.json"), web.URL(fixtures.HostBroken, "/hop/1.json"), crawler.ReasonTooManyRedirects},
+		{"unknown CA", noCA, fixtures.HostAcme, acmeWellKnown, crawler.ReasonTLSError},
+		{"no such host", webConfig(web), "nowhere.test", "https://nowhere.test" + fixtures.PathWellKnown, crawler.ReasonDNSError},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := crawl(t, newCrawler(t, tc.cfg, &collector{}), tc.seed)
+			got, ok := find(rep, tc.url)
+			if !ok || got.Status != normalize.StatusFailed || got.Reason != tc.reason {
+				t.Fatalf("%s: %+v (found %v), want failed %s", tc.url, got, ok, tc.reason)
+			}
+		})
 	}
 }
