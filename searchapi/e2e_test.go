@@ -24,6 +24,11 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 	}
 	ctx := t.Context()
 	ms, name := meilitest.Index(t, "searchapi_e2e")
+	t.Cleanup(func() { // ingest keeps per-catalog state in a second index
+		if task, err := ms.Client.DeleteIndex(name + "_sources"); err == nil {
+			_ = meilitest.Wait(ms.Client, task.TaskUID)
+		}
+	})
 	web, err := fixtures.Start(context.Background(), fixtures.Options{})
 	if err != nil {
 		t.Fatalf("fixture web: %v", err)
