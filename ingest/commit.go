@@ -21,26 +21,45 @@ type line struct {
 	raw []byte
 }
 
-// commit writes a batch: whole documents first, then deletes, then stale
-// flags, then catalog health, each task awaited. A task that fails for good
-// is reported on the results whose documents it carried (Meilisearch's
-// error included), and ingest re-reads those documents so its ownership
-// table matches the index again. Only the end of ctx (Close gave up) stops
-// a commit early; any other error is a failure of the writes it concerns.
+// chunkDocs is how many documents one add task carries at most; a batch
+// of BatchSize documents goes out as several such tasks, all enqueued before
+// the first is awaited so Meilisearch can index them as one batch of its own.
+const chunkDocs = 5000
+
+// op is one task of a commit and what to do when it fails.
+type op struct {
+	kind  string // "add", "delete", "flags", "sources"
+	t     *task
+	lines []line   // add
+	ids   []string // delete, flags
+	srcs  []*source
+	err   error
+}
+
+// commit writes a batch: whole documents, deletes, stale flags and catalog
+// health. Every task is enqueued first and then each is awaited, in order.
+// This is safe because a batch holds at most one operation per document id
+// (see batch), so the tasks of one commit never touch the same document. A
+// task that fails for good is reported on the results whose documents it
+// carried (Meilisearch's error included): a failed add is split in halves
+// and retried so only the rejected documents fail, and ingest re-reads the
+// documents of any failed write so its ownership table matches the index
+// again. Only the end of ctx (Close gave up) stops a commit early.
 func (ix *Indexer) commit(ctx context.Context, b *batch) {
 	var (
-		fatal  error
-		failed = map[int]error{} // result index -> first error
-		reread []string          // ids whose state must be read back
-		tasks  int64
-		fails  int64
+		fatal   error
+		failed  = map[int]error{} // result index -> first error
+		reread  []string          // ids whose state must be read back
+		tasks   int64
+		fails   int64
+		lastErr error
+		ops     []*op
 	)
 	fail := func(ri int, err error) {
 		if ri >= 0 && failed[ri] == nil {
 			failed[ri] = err
 		}
 	}
-	var lastErr error
 
 	if len(b.upserts) > 0 {
 		ids := slices.Sorted(maps.Keys(b.upserts))
@@ -50,8 +69,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		}
 		var err error
 		if ix.cfg.Embedder != nil {
-			err = embedDocs(ctx, ix.cfg.Embedder, ix.vcache, docs)
-			if err != nil {
+			if err = embedDocs(ctx, ix.cfg.Embedder, ix.vcache, docs); err != nil {
 				err = fmt.Errorf("ingest: %w", err)
 			}
 		}
@@ -74,85 +92,110 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 				}
 				lines = append(lines, line{id: ids[i], raw: raw})
 			}
-			for _, chunk := range ix.chunks(lines) {
-				n, bad, err := ix.addLines(ctx, chunk)
-				tasks += n
-				if err != nil {
-					fatal = err
-					break
-				}
-				for id, err := range bad {
-					lastErr = err
-					fails++
-					fail(b.from[id], err)
-					reread = append(reread, id)
-					ix.st.logger.Error("document rejected by meilisearch", "id", id, "err", err)
-				}
+			for _, chunk := range chunks(lines, chunkDocs) {
+				ops = append(ops, &op{kind: "add", t: ix.st.addTask(ix.index, ndjson(chunk)), lines: chunk})
 			}
 		}
 	}
-
-	if fatal == nil && len(b.deletes) > 0 {
+	if len(b.deletes) > 0 {
 		ids := slices.Sorted(maps.Keys(b.deletes))
-		tasks++
-		if err := ix.st.deleteIDs(ctx, ix.index, ids); err != nil {
-			if ctx.Err() != nil {
-				fatal = err
-			} else {
-				lastErr = err
-				fails++
-				for _, id := range ids {
-					fail(b.deletes[id], err)
-				}
-				reread = append(reread, ids...)
-				ix.st.logger.Error("delete failed", "documents", len(ids), "err", err)
-			}
-		}
+		ops = append(ops, &op{kind: "delete", t: ix.st.deleteTask(ix.index, ids), ids: ids})
 	}
-
-	if fatal == nil && len(b.flags) > 0 {
+	if len(b.flags) > 0 {
 		ids := slices.Sorted(maps.Keys(b.flags))
 		patch := make([]map[string]any, len(ids))
 		for i, id := range ids {
 			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldStale: b.flags[id]}
 		}
+		ops = append(ops, &op{kind: "flags", t: ix.st.patchTask(ix.index, patch), ids: ids})
+	}
+	var states []sourceState
+	var srcs []*source
+	for _, c := range slices.Sorted(maps.Keys(b.dirty)) {
+		if s := b.dirty[c]; s.dirty() {
+			states = append(states, s.state)
+			srcs = append(srcs, s)
+		}
+	}
+	if len(states) > 0 {
+		ops = append(ops, &op{kind: "sources", t: ix.st.upsertTask(ix.sources, states), srcs: srcs})
+	}
+
+	// Enqueue everything, then await in order.
+	for _, o := range ops {
+		if fatal != nil {
+			break
+		}
 		tasks++
-		if err := ix.st.patch(ctx, ix.index, patch); err != nil {
+		if err := ix.st.enqueue(ctx, o.t); err != nil {
 			if ctx.Err() != nil {
 				fatal = err
-			} else {
-				lastErr = err
-				fails++
-				reread = append(reread, ids...)
-				ix.st.logger.Error("stale flag update failed", "documents", len(ids), "err", err)
+				break
 			}
+			o.err = err
+		}
+	}
+	for _, o := range ops {
+		if fatal != nil {
+			break
+		}
+		if o.err != nil {
+			continue
+		}
+		if err := ix.st.finish(ctx, o.t); err != nil {
+			if ctx.Err() != nil {
+				fatal = err
+				break
+			}
+			o.err = err
 		}
 	}
 
-	if fatal == nil {
-		var states []sourceState
-		var srcs []*source
-		for _, c := range slices.Sorted(maps.Keys(b.dirty)) {
-			if s := b.dirty[c]; s.dirty() {
-				states = append(states, s.state)
-				srcs = append(srcs, s)
-			}
+	for _, o := range ops {
+		if fatal != nil {
+			break
 		}
-		if len(states) > 0 {
-			tasks++
-			if err := ix.st.upsertRaw(ctx, ix.sources, states); err != nil {
-				if ctx.Err() != nil {
-					fatal = err
-				} else {
-					lastErr = err
-					fails++
-					ix.st.logger.Error("catalog state update failed", "err", err)
-				}
-			} else {
-				for _, s := range srcs {
+		if o.err == nil {
+			if o.kind == "sources" {
+				for _, s := range o.srcs {
 					s.saved = s.state
 				}
 			}
+			continue
+		}
+		switch o.kind {
+		case "add":
+			// The task failed as a whole; find the documents it failed for.
+			n, bad, err := ix.addLines(ctx, o.lines, o.err)
+			tasks += n
+			if err != nil {
+				fatal = err
+				break
+			}
+			for id, err := range bad {
+				lastErr = err
+				fails++
+				fail(b.from[id], err)
+				reread = append(reread, id)
+				ix.st.logger.Error("document rejected by meilisearch", "id", id, "err", err)
+			}
+		case "delete":
+			lastErr = o.err
+			fails++
+			for _, id := range o.ids {
+				fail(b.deletes[id], o.err)
+			}
+			reread = append(reread, o.ids...)
+			ix.st.logger.Error("delete failed", "documents", len(o.ids), "err", o.err)
+		case "flags":
+			lastErr = o.err
+			fails++
+			reread = append(reread, o.ids...)
+			ix.st.logger.Error("stale flag update failed", "documents", len(o.ids), "err", o.err)
+		case "sources":
+			lastErr = o.err
+			fails++
+			ix.st.logger.Error("catalog state update failed", "err", o.err)
 		}
 	}
 
@@ -213,13 +256,13 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 	}
 }
 
-// chunks splits lines into requests of at most BatchSize documents and
-// maxPayload bytes.
-func (ix *Indexer) chunks(lines []line) [][]line {
+// chunks splits lines into requests of at most n documents and maxPayload
+// bytes.
+func chunks(lines []line, n int) [][]line {
 	var out [][]line
 	start, size := 0, 0
 	for i, l := range lines {
-		if i > start && (i-start >= ix.cfg.BatchSize || size+len(l.raw)+1 > maxPayload) {
+		if i > start && (i-start >= n || size+len(l.raw)+1 > maxPayload) {
 			out = append(out, lines[start:i])
 			start, size = i, 0
 		}
@@ -231,31 +274,40 @@ func (ix *Indexer) chunks(lines []line) [][]line {
 	return out
 }
 
-// addLines writes lines as one task. When Meilisearch rejects the task, it
-// splits the lines in halves and tries again, so one bad document costs
-// only itself: bad maps each rejected id to Meilisearch's error (a failed
-// task, or a request Meilisearch refused). err is set only when ctx ended.
-func (ix *Indexer) addLines(ctx context.Context, lines []line) (tasks int64, bad map[string]error, err error) {
-	var buf bytes.Buffer
+func ndjson(lines []line) []byte {
+	n := 0
+	for _, l := range lines {
+		n += len(l.raw) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n))
 	for _, l := range lines {
 		buf.Write(l.raw)
 		buf.WriteByte('\n')
 	}
-	werr := ix.st.addNDJSON(ctx, ix.index, buf.Bytes())
-	tasks = 1
-	if werr == nil {
-		return tasks, nil, nil
-	}
-	if ctx.Err() != nil {
-		return tasks, nil, werr
-	}
+	return buf.Bytes()
+}
+
+// addLines finds which of lines Meilisearch rejects, given that adding them
+// all as one task failed with werr: it splits them in halves and writes each
+// half again, so one bad document costs only itself. bad maps each rejected
+// id to Meilisearch's error (a failed task, or a request it refused). err
+// is set only when ctx ended.
+func (ix *Indexer) addLines(ctx context.Context, lines []line, werr error) (tasks int64, bad map[string]error, err error) {
 	if len(lines) == 1 {
-		return tasks, map[string]error{lines[0].id: werr}, nil
+		return 0, map[string]error{lines[0].id: werr}, nil
 	}
 	half := len(lines) / 2
 	bad = map[string]error{}
 	for _, part := range [][]line{lines[:half], lines[half:]} {
-		n, b, err := ix.addLines(ctx, part)
+		tasks++
+		werr := ix.st.write(ctx, "add documents to "+ix.index, ix.st.addTask(ix.index, ndjson(part)).send)
+		if werr == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return tasks, nil, werr
+		}
+		n, b, err := ix.addLines(ctx, part, werr)
 		tasks += n
 		if err != nil {
 			return tasks, nil, err

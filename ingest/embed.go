@@ -20,8 +20,13 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// maxExamples caps how many examples of one record get their own vector.
-const maxExamples = 16
+// maxExamples and maxQueries cap how many examples and representative
+// queries of one record get their own vector, so one catalog cannot make
+// ingest embed without bound.
+const (
+	maxExamples = 16
+	maxQueries  = 32
+)
 
 // EntryText is the text whose vector stands for the whole entry: its name,
 // description, capabilities, skill names and tags, one per line. Relevance
@@ -47,20 +52,25 @@ func EntryText(rec normalize.Record) string {
 	return b.String()
 }
 
-// vectorTexts returns the texts embedded for rec: the entry text, then each
-// representative query, then up to maxExamples examples. Empty texts are
-// skipped.
+// vectorTexts returns the texts embedded for rec: the entry text, then up
+// to maxQueries representative queries, then up to maxExamples examples.
+// Empty texts are skipped.
 func vectorTexts(rec normalize.Record) []string {
 	var out []string
 	if t := EntryText(rec); t != "" {
 		out = append(out, t)
 	}
+	n := 0
 	for _, q := range rec.RepresentativeQueries {
+		if n == maxQueries {
+			break
+		}
 		if q = strings.TrimSpace(q); q != "" {
 			out = append(out, q)
+			n++
 		}
 	}
-	n := 0
+	n = 0
 	for _, e := range rec.Examples {
 		if n == maxExamples {
 			break

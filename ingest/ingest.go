@@ -47,8 +47,9 @@ type Config struct {
 	// QueueSize bounds the results waiting to be applied; Put blocks when it
 	// is full. Default 256.
 	QueueSize int
-	// BatchSize is how many documents one write carries at most, and the
-	// number of queued documents that triggers a flush. Default 5000.
+	// BatchSize is the number of queued document changes that triggers a
+	// write; one write goes out as tasks of at most 5000 documents, enqueued
+	// together. Default 20000.
 	BatchSize int
 	// FlushInterval is how long a batch waits for more results before it is
 	// written. Default 10ms: short, because while one batch is being written
@@ -85,7 +86,7 @@ func (c *Config) defaults() {
 		c.QueueSize = 256
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 5000
+		c.BatchSize = 20000
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 10 * time.Millisecond
@@ -226,17 +227,47 @@ func (ix *Indexer) setup(ctx context.Context) error {
 	if ix.cfg.Embedder != nil {
 		dims = ix.cfg.Embedder.Dimensions()
 	}
-	changed, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims))
+	if err := ix.load(ctx); err != nil {
+		return err
+	}
+	changed, reembed, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), ix.optOutVectors)
 	if err != nil {
 		return err
 	}
 	if changed {
 		ix.st.logger.Info("index settings applied", "index", ix.index)
 	}
-	if err := ix.load(ctx); err != nil {
-		return err
+	if reembed {
+		// Documents written before this embedder setting have no (or
+		// differently sized) vectors: forget their content hashes so each
+		// catalog's next fetch rewrites them with vectors.
+		for _, m := range ix.docs {
+			m.hash = ""
+		}
 	}
+	ix.addStats(func(*Stats) {})
 	ix.st.logger.Info("ingest ready", "index", ix.index, "documents", len(ix.docs), "catalogs", len(ix.srcs))
+	return nil
+}
+
+// optOutVectors gives every indexed document null vectors for the embedder,
+// which Meilisearch requires before it accepts a new userProvided embedder.
+// The documents are embedded for real when their catalogs are next fetched.
+func (ix *Indexer) optOutVectors(ctx context.Context) error {
+	ids := make([]string, 0, len(ix.docs))
+	for id := range ix.docs {
+		ids = append(ids, id)
+	}
+	for start := 0; start < len(ids); start += chunkDocs {
+		part := ids[start:min(start+chunkDocs, len(ids))]
+		patch := make([]map[string]any, len(part))
+		for i, id := range part {
+			patch[i] = map[string]any{normalize.FieldID: id, "_vectors": map[string]any{EmbedderName: nil}}
+		}
+		if err := ix.st.write(ctx, "opt documents out of vectors", ix.st.patchTask(ix.index, patch).send); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -495,3 +495,24 @@ func TestRejectedDocumentCostsOnlyItself(t *testing.T) {
 		t.Fatalf("fixed record = %+v", d)
 	}
 }
+
+func TestEmbedderAddedLaterReembedsOnNextFetch(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.sync(catalog(t, acme, acmeManifest()))
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	emb := &hashEmbedder{dims: 8}
+	e.open(Config{Embedder: emb})
+	e.sync(catalog(t, acme, acmeManifest()))
+	if ar := e.results.last(acme); ar.Upserted != 3 {
+		t.Fatalf("after adding an embedder: %+v, want all 3 rewritten", ar)
+	}
+	st, err := e.client.Index(e.index).GetStatsWithContext(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.NumberOfEmbeddedDocuments != 3 {
+		t.Fatalf("%d embedded documents, want 3", st.NumberOfEmbeddedDocuments)
+	}
+}

@@ -144,6 +144,11 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 		!sameSet(ct.DisableOnWords, wt.DisableOnWords) {
 		return false
 	}
+	return embeddersMatch(cur, want)
+}
+
+// embeddersMatch reports whether cur has exactly want's embedders.
+func embeddersMatch(cur, want *meilisearch.Settings) bool {
 	if len(cur.Embedders) != len(want.Embedders) {
 		return false
 	}
@@ -157,7 +162,11 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 }
 
 // applySettings brings index's settings to want, writing only what differs.
-func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings) (changed bool, err error) {
+// When want adds or resizes an embedder, beforeEmbedders runs first (if
+// set): Meilisearch refuses a userProvided embedder while documents lack
+// vectors for it, so the caller opts existing documents out with null
+// vectors. embeddersChanged reports that it happened.
+func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings, beforeEmbedders func(ctx context.Context) error) (changed, embeddersChanged bool, err error) {
 	var cur *meilisearch.Settings
 	err = s.retry(ctx, "get settings of "+index, func(ctx context.Context) error {
 		var err error
@@ -165,21 +174,30 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 		return err
 	})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if settingsMatch(cur, want) {
-		return false, nil
+		return false, false, nil
+	}
+	embeddersChanged = !embeddersMatch(cur, want) && len(want.Embedders) > 0
+	if embeddersChanged && beforeEmbedders != nil {
+		if err := beforeEmbedders(ctx); err != nil {
+			return false, false, err
+		}
 	}
 	if len(want.Embedders) == 0 && len(cur.Embedders) > 0 {
 		err := s.write(ctx, "reset embedders of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 			return s.client.Index(index).ResetEmbeddersWithContext(ctx)
 		})
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
 	err = s.write(ctx, "update settings of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).UpdateSettingsWithContext(ctx, want)
 	})
-	return err == nil, err
+	if err != nil {
+		return false, false, err
+	}
+	return true, embeddersChanged, nil
 }

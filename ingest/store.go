@@ -136,9 +136,9 @@ func (s *store) await(ctx context.Context, uid int64) error {
 				return ctx.Err()
 			case <-timer.C:
 			}
-			// Poll fast for the first few milliseconds (small writes finish in
-			// tens of ms), then back off to spare a busy server.
-			if poll < 50*time.Millisecond {
+			// Poll fast at first (small writes finish in tens of ms), then back
+			// off to 25ms: each poll is cheap, and freshness depends on it.
+			if poll < 25*time.Millisecond {
 				poll += poll / 2
 			}
 		}
@@ -156,31 +156,53 @@ func (s *store) await(ctx context.Context, uid int64) error {
 	return nil
 }
 
-// write enqueues one task with send and waits for it, sending again when the
-// task was lost (a Meilisearch restarted without its data). All our writes
-// are idempotent (full replacements, deletes by id, partial updates that skip
-// missing documents), so sending twice is harmless.
-func (s *store) write(ctx context.Context, what string, send func(ctx context.Context) (*meilisearch.TaskInfo, error)) error {
-	for {
-		var info *meilisearch.TaskInfo
-		err := s.retry(ctx, what, func(ctx context.Context) error {
-			var err error
-			info, err = send(ctx)
-			return err
-		})
+// task is one write to Meilisearch: how to send it, and its uid once
+// enqueued. All our writes are idempotent (full replacements, deletes by
+// id, partial updates of known documents), so sending one twice is harmless.
+type task struct {
+	what string
+	send func(ctx context.Context) (*meilisearch.TaskInfo, error)
+	uid  int64
+}
+
+// enqueue sends t, retrying while Meilisearch is unreachable.
+func (s *store) enqueue(ctx context.Context, t *task) error {
+	return s.retry(ctx, t.what, func(ctx context.Context) error {
+		info, err := t.send(ctx)
 		if err != nil {
 			return err
 		}
-		err = s.await(ctx, info.TaskUID)
+		t.uid = info.TaskUID
+		return nil
+	})
+}
+
+// finish waits for an enqueued t, sending it again when Meilisearch lost it
+// (restarted without its data).
+func (s *store) finish(ctx context.Context, t *task) error {
+	for {
+		err := s.await(ctx, t.uid)
 		if errors.Is(err, errTaskLost) {
-			s.logger.Warn("meilisearch lost a task, sending again", "op", what, "task", info.TaskUID)
+			s.logger.Warn("meilisearch lost a task, sending again", "op", t.what, "task", t.uid)
+			if err := s.enqueue(ctx, t); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			return fmt.Errorf("%s: %w", t.what, err)
 		}
 		return nil
 	}
+}
+
+// write enqueues one task and waits for it.
+func (s *store) write(ctx context.Context, what string, send func(ctx context.Context) (*meilisearch.TaskInfo, error)) error {
+	t := &task{what: what, send: send}
+	if err := s.enqueue(ctx, t); err != nil {
+		return err
+	}
+	return s.finish(ctx, t)
 }
 
 // ensureIndex creates index uid with primary key "id" unless it exists.
@@ -210,34 +232,34 @@ func (s *store) ensureIndex(ctx context.Context, uid string) error {
 	return err
 }
 
-// addNDJSON replaces whole documents (one JSON object per line).
-func (s *store) addNDJSON(ctx context.Context, index string, body []byte) error {
-	return s.write(ctx, "add documents to "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+// addTask replaces whole documents (one JSON object per line).
+func (s *store) addTask(index string, body []byte) *task {
+	return &task{what: "add documents to " + index, send: func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).AddDocumentsNdjsonWithContext(ctx, body, nil)
-	})
+	}}
 }
 
 // patch partially updates documents. Meilisearch 1.21 has no way to skip
 // ids that do not exist (skipCreation came later), so callers patch only ids
 // they know are indexed and that no delete in the same batch touches.
-func (s *store) patch(ctx context.Context, index string, docs []map[string]any) error {
-	return s.write(ctx, "update documents in "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+func (s *store) patchTask(index string, docs []map[string]any) *task {
+	return &task{what: "update documents in " + index, send: func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).UpdateDocumentsWithContext(ctx, docs, nil)
-	})
+	}}
 }
 
-// upsertRaw replaces whole documents given as values the SDK marshals.
-func (s *store) upsertRaw(ctx context.Context, index string, docs any) error {
-	return s.write(ctx, "add documents to "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+// upsertTask replaces whole documents given as values the SDK marshals.
+func (s *store) upsertTask(index string, docs any) *task {
+	return &task{what: "add documents to " + index, send: func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).AddDocumentsWithContext(ctx, docs, nil)
-	})
+	}}
 }
 
-// deleteIDs deletes documents by primary key.
-func (s *store) deleteIDs(ctx context.Context, index string, ids []string) error {
-	return s.write(ctx, "delete documents from "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+// deleteTask deletes documents by primary key.
+func (s *store) deleteTask(index string, ids []string) *task {
+	return &task{what: "delete documents from " + index, send: func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).DeleteDocumentsWithContext(ctx, ids, nil)
-	})
+	}}
 }
 
 // scan reads every document of index with the given fields, page by page,

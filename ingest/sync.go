@@ -260,7 +260,7 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 				continue
 			}
 			if !same {
-				ix.st.logger.Info("record taken over", "identifier", rec.Identifier, "from", cur.catalog, "to", res.Catalog)
+				ix.st.logger.Debug("record taken over", "identifier", rec.Identifier, "from", cur.catalog, "to", res.Catalog)
 			}
 		}
 		ix.setMeta(metaDoc{ID: id, SourceCatalog: res.Catalog, ContentHash: in.hash,
