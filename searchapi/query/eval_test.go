@@ -233,14 +233,18 @@ func (s *searcher) fused(ctx context.Context, terms []string, vec []float32, c e
 	if termLimit == 0 {
 		termLimit = query.SubQueryLimit
 	}
-	var queries []map[string]any
+	// The first query gives the semantic list, or (keyword only) just the
+	// number of documents the filter admits; either way its
+	// estimatedTotalHits is the document count for idf.
+	first := map[string]any{"indexUid": s.index, "q": "", "limit": 0}
 	if vec != nil {
-		queries = append(queries, map[string]any{
+		first = map[string]any{
 			"indexUid": s.index, "q": "", "vector": vec, "limit": query.SubQueryLimit, "showRankingScore": true,
 			"hybrid":               map[string]any{"embedder": "default", "semanticRatio": 1.0},
 			"attributesToRetrieve": []string{"identifier"},
-		})
+		}
 	}
+	queries := []map[string]any{first}
 	for _, t := range terms {
 		queries = append(queries, map[string]any{
 			"indexUid": s.index, "q": t, "limit": termLimit, "showRankingScore": true,
@@ -260,16 +264,17 @@ func (s *searcher) fused(ctx context.Context, terms []string, vec []float32, c e
 		}
 		return h
 	}
-	var sem []query.Hit
-	res := out.Results
-	if vec != nil {
-		sem, res = hits(res[0]), res[1:]
+	sem := hits(out.Results[0])
+	docs := out.Results[0].EstimatedTotalHits
+	if docs != s.docs {
+		return nil, fmt.Errorf("first query counts %d documents, index holds %d", docs, s.docs)
 	}
+	res := out.Results[1:]
 	tr := make([]query.TermResult, len(res))
 	for i, r := range res {
 		tr[i] = query.TermResult{Term: terms[i], TotalHits: r.EstimatedTotalHits, Hits: hits(r)}
 	}
-	fused := query.Fuse(sem, tr, s.docs, c.kwWeight)
+	fused := query.Fuse(sem, tr, docs, c.kwWeight)
 	ids := make([]string, 0, 10)
 	for _, f := range fused[:min(10, len(fused))] {
 		ids = append(ids, f.ID)

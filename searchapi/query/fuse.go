@@ -5,8 +5,7 @@ import (
 	"sort"
 )
 
-// Measured defaults (searchapi/query eval on ../shared/relevance
-// dev_queries.jsonl, USE-lite vectors; see the package tests for the harness).
+// Measured defaults (see the package documentation).
 const (
 	// DefaultKeywordWeight is the keyword share of the fused score when a
 	// semantic list is present: 0.2 gave the best R@1 and MRR@10 (0.1..0.5
