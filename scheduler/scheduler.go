@@ -100,6 +100,11 @@ type Config struct {
 	Concurrency int
 	// StatePath is the JSON state file; "" keeps state in memory only.
 	StatePath string
+	// SaveInterval coalesces state file writes: after a change the file is
+	// written at most once per interval (default 2s, wall-clock time; Stop
+	// always writes). Negative writes after every change. With many seeds
+	// and the crawler's validators in Extra, this keeps the disk quiet.
+	SaveInterval time.Duration
 	// Seeds loads the seed list; called by Start and Reload. Nil means the
 	// list set with SetSeeds only.
 	Seeds func() ([]string, error)
@@ -176,6 +181,11 @@ type Scheduler struct {
 	wake    chan struct{}
 	saveMu  sync.Mutex // serialises state file writes
 
+	persistMu sync.Mutex // guards lastSave, pending, stopped
+	lastSave  time.Time
+	pending   *time.Timer
+	stopped   bool
+
 	loopCancel context.CancelFunc
 	loopDone   chan struct{}
 }
@@ -210,6 +220,9 @@ func New(cfg Config, c Crawler) (*Scheduler, error) {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 2
+	}
+	if cfg.SaveInterval == 0 {
+		cfg.SaveInterval = 2 * time.Second
 	}
 	s := &Scheduler{
 		cfg:     cfg,
@@ -312,9 +325,7 @@ func (s *Scheduler) SetSeeds(list []string) {
 	s.mu.Unlock()
 	s.log.Info("seeds set", "seeds", total, "added", added, "removed", removed)
 	s.poke()
-	if err := s.save(); err != nil {
-		s.log.Error("save state failed", "err", err)
-	}
+	s.persist()
 }
 
 // Reload re-reads the seed list with Config.Seeds (the SIGHUP and
@@ -382,18 +393,26 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // instead, cancel the context given to Start.
 func (s *Scheduler) Stop() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
-	if s.loopCancel == nil {
+	final := func() {
+		s.wg.Wait()
+		s.persistMu.Lock()
+		s.stopped = true
+		if s.pending != nil {
+			s.pending.Stop()
+			s.pending = nil
+		}
+		s.persistMu.Unlock()
+		s.saveOrLog()
 		cancel()
+	}
+	if s.loopCancel == nil { // never started: runs started by hand, pending writes
+		final()
 		return ctx
 	}
 	s.loopCancel()
 	go func() {
 		<-s.loopDone
-		s.wg.Wait()
-		if err := s.save(); err != nil {
-			s.log.Error("save state failed", "err", err)
-		}
-		cancel()
+		final()
 	}()
 	return ctx
 }
@@ -527,10 +546,40 @@ func (s *Scheduler) runSeed(ctx context.Context, name string, start time.Time) {
 	log.Log(context.Background(), level, "crawl finished", "outcome", outcome, "catalogs", st.Catalogs,
 		"succeeded", st.Succeeded, "records", st.Records, "failures", st.Failures,
 		"next", st.Next, "took", finish.Sub(start), "err", err)
-	if err := s.save(); err != nil {
-		log.Error("save state failed", "err", err)
-	}
+	s.persist()
 	s.poke()
+}
+
+// persist writes the state file now, or, when the last write was less than
+// SaveInterval ago, once the interval has passed (one pending write at most).
+func (s *Scheduler) persist() {
+	if s.cfg.StatePath == "" {
+		return
+	}
+	s.persistMu.Lock()
+	since := time.Since(s.lastSave)
+	if s.cfg.SaveInterval < 0 || since >= s.cfg.SaveInterval {
+		s.lastSave = time.Now()
+		s.persistMu.Unlock()
+		s.saveOrLog()
+		return
+	}
+	if s.pending == nil && !s.stopped {
+		s.pending = time.AfterFunc(s.cfg.SaveInterval-since, func() {
+			s.persistMu.Lock()
+			s.pending = nil
+			s.lastSave = time.Now()
+			s.persistMu.Unlock()
+			s.saveOrLog()
+		})
+	}
+	s.persistMu.Unlock()
+}
+
+func (s *Scheduler) saveOrLog() {
+	if err := s.save(); err != nil {
+		s.log.Error("save state failed", "err", err)
+	}
 }
 
 // Status returns a snapshot of every seed, sorted by seed.

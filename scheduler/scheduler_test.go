@@ -365,13 +365,13 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 		return Result{Catalogs: 2, Succeeded: 2, Records: 7, Refresh: 10 * time.Minute}, nil
 	})
-	s, clk := newTest(t, Config{StatePath: path, Extra: extra}, fc)
+	s, clk := newTest(t, Config{StatePath: path, Extra: extra, SaveInterval: -1}, fc)
 	s.SetSeeds([]string{"a.test", "bad.test"})
 	runDue(t, s)
 	before := s.Status()
 
 	extra2 := &memExtra{}
-	s2, err := New(Config{StatePath: path, Extra: extra2, Clock: clk}, fc)
+	s2, err := New(Config{StatePath: path, Extra: extra2, Clock: clk, SaveInterval: -1}, fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,5 +563,35 @@ func TestAbandonedRunIsNotAFailure(t *testing.T) {
 	st := state(t, s, "slow.test")
 	if st.Outcome != OutcomeAbandoned || st.Failures != 0 || st.Runs != 0 || !st.Next.IsZero() {
 		t.Fatalf("abandoned run recorded as %+v", st)
+	}
+}
+
+func TestStateWritesCoalesced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, _ := newTest(t, Config{StatePath: path, SaveInterval: time.Hour}, newFakeCrawler(nil))
+	runs := func() int {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f stateFile
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, st := range f.Seeds {
+			n += st.Runs
+		}
+		return n
+	}
+	s.SetSeeds([]string{"a.test", "b.test"}) // first change: written at once
+	runDue(t, s)                             // within the interval: deferred
+	if n := runs(); n != 0 {
+		t.Fatalf("state written %d runs within the save interval", n)
+	}
+	<-s.Stop().Done() // Stop writes what is pending
+	if n := runs(); n != 2 {
+		t.Fatalf("after Stop the file holds %d runs, want 2", n)
 	}
 }

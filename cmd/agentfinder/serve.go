@@ -186,7 +186,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	s.addr = ln.Addr().String()
 	s.publicURL = o.publicURL
 	if s.publicURL == "" {
-		s.publicURL = "http://" + s.addr + "/"
+		s.publicURL = defaultPublicURL(ln.Addr())
 	}
 
 	// Meilisearch: external, or a managed child process.
@@ -387,6 +387,19 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// defaultPublicURL is http://<listen address>/, with "localhost" for an
+// unspecified address (0.0.0.0, ::), which clients cannot use.
+func defaultPublicURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // reload re-reads the seeds (SIGHUP).

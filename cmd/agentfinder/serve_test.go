@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -56,5 +57,22 @@ func TestRefreshTap(t *testing.T) {
 	put(context.Background(), normalize.CatalogResult{Status: normalize.StatusOK, MaxAge: time.Second})
 	if sink.n != 5 || w.soonest() != 10*time.Minute {
 		t.Errorf("unwatched result changed a watch or was dropped")
+	}
+}
+
+func TestDefaultPublicURL(t *testing.T) {
+	for _, tc := range []struct{ addr, want string }{
+		{"127.0.0.1:8080", "http://127.0.0.1:8080/"},
+		{"0.0.0.0:8080", "http://localhost:8080/"},
+		{"[::]:9000", "http://localhost:9000/"},
+		{"[::1]:9000", "http://[::1]:9000/"},
+	} {
+		a, err := net.ResolveTCPAddr("tcp", tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := defaultPublicURL(a); got != tc.want {
+			t.Errorf("defaultPublicURL(%s) = %s, want %s", tc.addr, got, tc.want)
+		}
 	}
 }
