@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
 	"encoding/hex"
@@ -21,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/federation"
@@ -177,6 +181,15 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		return fmt.Errorf("create data dir: %w", err)
 	}
 
+	// Check what can be checked before anything starts.
+	if _, err := cron.ParseStandard(o.schedule); err != nil {
+		return fmt.Errorf("--schedule %q: %w", o.schedule, err)
+	}
+	ccfg, err := o.crawlFlags.crawlerConfig()
+	if err != nil {
+		return err
+	}
+
 	// Listen first: a taken port fails before Meilisearch starts.
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -232,7 +245,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 
 	// Ingest.
-	icfg := ingest.Config{Index: o.index, Logger: log.With("component", "ingest")}
+	icfg := ingest.Config{Index: o.index, Logger: log}
 	if embedder != nil {
 		icfg.Embedder = embedder
 	}
@@ -262,23 +275,19 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 
 	// Federation: configured upstreams now, crawled registries as they come.
-	s.fed, err = newFederation(s, tokenKey)
+	s.fed, err = newFederation(s, deriveKey(tokenKey, "federation"))
 	if err != nil {
 		return err
 	}
 	defer s.fed.Close()
 
 	// Search API.
-	api, err := newSearchAPI(s, client, embedder, tokenKey)
+	api, err := newSearchAPI(s, client, embedder, deriveKey(tokenKey, "searchapi"))
 	if err != nil {
 		return err
 	}
 
 	// Crawler and scheduler.
-	ccfg, err := o.crawlFlags.crawlerConfig()
-	if err != nil {
-		return err
-	}
 	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
 	tap := &refreshTap{sink: ix, now: time.Now, book: s.fed.Book()}
 	cr, err := crawler.New(ccfg, tap, log)
@@ -702,6 +711,13 @@ func secretKey(dataDir, name string) ([]byte, error) {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return key, nil
+}
+
+// deriveKey gives each user of the page-token key its own key.
+func deriveKey(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }
 
 // newSearchAPI builds the search API over the index.
