@@ -167,10 +167,11 @@ type exploreResponse struct {
 
 func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 	var body exploreBody
-	if err := decodeBody(w, r, &body); err != nil {
+	raw, err := decodeBody(w, r, &body)
+	if err != nil {
 		return err
 	}
-	q, err := parseSearch(&body.searchBody, false)
+	q, err := parseSearch(&body.searchBody, raw, false)
 	if err != nil {
 		return err
 	}

@@ -115,6 +115,8 @@ func TestSearchErrors(t *testing.T) {
 		{"filter unknown key", "POST", "/search", `{"query":{"text":"x","filter":{"region":["eu"]}}}`, 400, CodeUnsupportedFilter},
 		{"filter bad value", "POST", "/search", `{"query":{"text":"x","filter":{"tags":{"a":1}}}}`, 400, CodeInvalidRequest},
 		{"constraint", "POST", "/search", `{"query":{"text":"x","constraints":{"region":"apac"}}}`, 400, CodeUnsupportedFilter},
+		{"xu constraint at root", "POST", "/search", `{"query":"x","constraints":{"max_results_age_seconds":300}}`, 400, CodeUnsupportedFilter},
+		{"xu limit too big", "POST", "/search", `{"query":"x","limit":500}`, 400, CodeInvalidRequest},
 		{"bad token", "POST", "/search", `{"query":{"text":"x"},"pageToken":"abc"}`, 400, CodeInvalidRequest},
 		{"wrong method", "GET", "/search", nil, 405, CodeInvalidRequest},
 		{"unknown path", "GET", "/nope", nil, 404, CodeNotFound},

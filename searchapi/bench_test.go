@@ -91,7 +91,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		if err := json.Unmarshal(body, &sb); err != nil {
 			b.Fatal(err)
 		}
-		sq, err := parseSearch(&sb, true)
+		sq, err := parseSearch(&sb, body, true)
 		if err != nil {
 			b.Fatal(err)
 		}

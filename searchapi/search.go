@@ -61,6 +61,7 @@ type searchBody struct {
 	Query           json.RawMessage `json:"query"`
 	Federation      *string         `json:"federation"`
 	PageSize        json.RawMessage `json:"pageSize"`
+	Limit           json.RawMessage `json:"limit"` // xu spelling of pageSize
 	PageToken       string          `json:"pageToken"`
 	IncludeEvidence bool            `json:"includeEvidence"`
 	IncludeStale    bool            `json:"includeStale"`
@@ -84,6 +85,12 @@ type queryBody struct {
 	VerifiedOnly    *bool                      `json:"verifiedOnly"`
 	IncludeEvidence bool                       `json:"includeEvidence"`
 	IncludeStale    bool                       `json:"includeStale"`
+
+	// xu (draft-xu-efficient-agent-discovery-profile §5.1) spellings.
+	RequiredTagsXu    stringList `json:"required_tags"`
+	ExcludedTagsXu    stringList `json:"excluded_tags"`
+	PreferredTagsXu   stringList `json:"preferred_tags"`
+	IncludeEvidenceXu bool       `json:"include_evidence"`
 }
 
 // searchQuery is a validated search.
@@ -99,27 +106,28 @@ type searchQuery struct {
 	PageToken     string
 }
 
-// decodeBody reads a JSON request body of at most maxBodyBytes into v.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+// decodeBody reads a JSON request body of at most maxBodyBytes into v and
+// returns the raw body.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return invalid("request body exceeds %d bytes", maxBodyBytes)
+			return nil, invalid("request body exceeds %d bytes", maxBodyBytes)
 		}
-		return err
+		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return invalid("request body is empty; want a JSON object")
+		return nil, invalid("request body is empty; want a JSON object")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
-			return invalid("field %s has the wrong type", ute.Field)
+			return nil, invalid("field %s has the wrong type", ute.Field)
 		}
-		return invalid("request body is not valid JSON for this endpoint")
+		return nil, invalid("request body is not valid JSON for this endpoint")
 	}
-	return nil
+	return body, nil
 }
 
 // parseMode reads a federation mode; "" is auto.
@@ -136,7 +144,7 @@ func parseMode(s string) (federation.Mode, error) {
 }
 
 // parseSearch validates a search body. requireText is false for /explore.
-func parseSearch(b *searchBody, requireText bool) (*searchQuery, error) {
+func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, error) {
 	q := &searchQuery{PageSize: defaultPageSize, PageToken: b.PageToken, Evidence: b.IncludeEvidence, IncludeStale: b.IncludeStale}
 	var qb queryBody
 	switch t := bytes.TrimSpace(b.Query); {
@@ -144,10 +152,17 @@ func parseSearch(b *searchBody, requireText bool) (*searchQuery, error) {
 		if requireText {
 			return nil, invalid("query.text is required")
 		}
-	case t[0] == '"': // xu shape: "query": "text"
+	case t[0] == '"': // xu shape: "query": "text", the other fields at the root
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
 			return nil, invalid("query is not valid")
+		}
+		if err := json.Unmarshal(raw, &qb); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && ute.Field != "" {
+				return nil, invalid("%s has the wrong type", ute.Field)
+			}
+			return nil, invalid("request body is not valid")
 		}
 		qb.Text = &s
 	default:
@@ -171,7 +186,10 @@ func parseSearch(b *searchBody, requireText bool) (*searchQuery, error) {
 	if utf8.RuneCountInString(q.Text) > maxTextRunes {
 		return nil, invalid("query.text is longer than %d characters", maxTextRunes)
 	}
-	q.Evidence = q.Evidence || qb.IncludeEvidence
+	q.Evidence = q.Evidence || qb.IncludeEvidence || qb.IncludeEvidenceXu
+	qb.RequiredTags = append(qb.RequiredTags, qb.RequiredTagsXu...)
+	qb.ExcludedTags = append(qb.ExcludedTags, qb.ExcludedTagsXu...)
+	qb.PreferredTags = append(qb.PreferredTags, qb.PreferredTagsXu...)
 	q.IncludeStale = q.IncludeStale || qb.IncludeStale
 
 	mode := ""
@@ -190,7 +208,11 @@ func parseSearch(b *searchBody, requireText bool) (*searchQuery, error) {
 	}
 	q.Mode = m
 
-	if t := bytes.TrimSpace(b.PageSize); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+	ps := b.PageSize
+	if len(bytes.TrimSpace(ps)) == 0 {
+		ps = b.Limit
+	}
+	if t := bytes.TrimSpace(ps); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		var f float64
 		if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
 			return nil, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
@@ -625,10 +647,11 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	var body searchBody
-	if err := decodeBody(w, r, &body); err != nil {
+	raw, err := decodeBody(w, r, &body)
+	if err != nil {
 		return err
 	}
-	q, err := parseSearch(&body, true)
+	q, err := parseSearch(&body, raw, true)
 	if err != nil {
 		return err
 	}

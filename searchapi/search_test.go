@@ -78,6 +78,10 @@ func TestSearchFilters(t *testing.T) {
 		{name: "expired included", body: map[string]any{"query": map[string]any{"text": "storm hurricanes"}, "includeStale": true, "federation": "none"},
 			want: []string{"urn:ai:weather.example:agent:expired-storm"}},
 		{name: "xu string query", body: map[string]any{"query": "umbrella", "federation": "none"}, want: []string{"urn:air:weather.example:skill:umbrella"}},
+		{name: "xu shape", body: map[string]any{"query": "healthcare", "federation": "none", "required_tags": []string{"claims"}, "limit": 5},
+			want: []string{"urn:ai:acme.com:agent:claims"}},
+		{name: "xu excluded_tags in query object", body: q("healthcare", map[string]any{"excluded_tags": []string{"records", "scheduling"}}),
+			want: []string{"urn:ai:acme.com:agent:claims"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
