@@ -45,39 +45,71 @@ func cosine(a, b []float32) float64 {
 	return s
 }
 
-// TestReferenceCosines checks the port against the TF.js reference figures
-// in EMBEDDINGS.md. The first two pairs reproduce to 1e-4. The two pairs
-// with "summarizes github pull requests" come out at 0.594 and 0.052
-// instead of 0.674 and 0.095; an independent float64 reimplementation of the
-// same spec gives the same 0.594, and no other segmentation of that sentence
-// reaches the reference, so those two are checked for order and logged, not
-// for equality (see the package report).
+// TestReferenceCosines checks the cosines of EMBEDDINGS.md. The first two
+// match the document (0.507, 0.277). For the two pairs with "summarizes
+// github pull requests" the document says 0.674 and 0.095, but TF.js itself
+// (tfjs-converter 4.22 executing model.json on the CPU backend, with the
+// tfjs tokenizer) gives 0.5944 and 0.0519 on these files, as this port does:
+// the reference values below are TF.js's.
 func TestReferenceCosines(t *testing.T) {
 	m := modelForTest(t)
 	cases := []struct {
-		a, b  string
-		want  float64
-		exact bool
+		a, b string
+		want float64
 	}{
-		{"book a flight to Tokyo", "airline ticket reservation agent", 0.507, true},
-		{"book a flight to Tokyo", "weather forecast for Seattle", 0.277, true},
-		{"summarizes github pull requests", "code review assistant for software repositories", 0.674, false},
-		{"summarizes github pull requests", "find me a cheap hotel in Paris", 0.095, false},
+		{"book a flight to Tokyo", "airline ticket reservation agent", 0.5067},
+		{"book a flight to Tokyo", "weather forecast for Seattle", 0.2771},
+		{"summarizes github pull requests", "code review assistant for software repositories", 0.5944},
+		{"summarizes github pull requests", "find me a cheap hotel in Paris", 0.0519},
 	}
-	got := make([]float64, len(cases))
-	for i, c := range cases {
+	for _, c := range cases {
 		v, err := m.Embed(context.Background(), []string{c.a, c.b})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[i] = cosine(v[0], v[1])
-		t.Logf("cos(%q, %q) = %.4f (reference %.3f)", c.a, c.b, got[i], c.want)
-		if d := got[i] - c.want; c.exact && (d > 1e-3 || d < -1e-3) {
-			t.Errorf("cos(%q, %q) = %.4f, want %.3f", c.a, c.b, got[i], c.want)
+		got := cosine(v[0], v[1])
+		t.Logf("cos(%q, %q) = %.4f (TF.js %.4f)", c.a, c.b, got, c.want)
+		if d := got - c.want; d > 2e-4 || d < -2e-4 {
+			t.Errorf("cos(%q, %q) = %.4f, want %.4f", c.a, c.b, got, c.want)
 		}
 	}
-	if got[0] <= got[1]+0.15 || got[2] <= got[3]+0.4 {
-		t.Errorf("related pairs should score well above unrelated ones: %v", got)
+}
+
+// TestTFJSGolden compares token ids and vector components with values TF.js
+// computed from the same files (see TestReferenceCosines), including unknown
+// characters, NFKC folding and the 128-token clip.
+func TestTFJSGolden(t *testing.T) {
+	m := modelForTest(t)
+	cases := []struct {
+		text string
+		n    int
+		ids  []int32   // first ids
+		v    []float32 // components 0, 1, 2, 100, 511
+	}{
+		{"summarizes github pull requests", 10, []int32{3170, 1869, 1082, 7, 4246, 128, 1015, 1901, 2830, 7},
+			[]float32{-0.058271, -0.060766, -0.003276, -0.059852, 0.059099}},
+		{"a ☃☃☃ b", 4, []int32{11, 30, 0, 464}, []float32{0.038658, -0.056136, 0.050809, -0.045792, 0.02833}},
+		{"ünïcödé ｆｕｌｌｗｉｄｔｈ text", 13, []int32{30, 6980, 85, 0, 131, 6781, 29, 1133, 650, 1580, 29, 128},
+			[]float32{-0.039879, -0.058998, 0.003576, -0.029951, -0.045783}},
+		{strings.TrimSpace(strings.Repeat("word ", 300)), 300, []int32{1095, 1095, 1095},
+			[]float32{-0.052354, -0.040618, -0.04102, 0.056501, -0.025359}},
+		{"Can you create a professional-looking avatar video to introduce our company and its services?", 20,
+			[]int32{991, 19, 1101, 11, 1667, 24, 3287, 23, 11, 528, 2756, 775},
+			[]float32{0.060283, -0.069871, -0.057993, -0.05931, 0.051578}},
+	}
+	for _, c := range cases {
+		ids := m.w.tokenize.encode(c.text)
+		if len(ids) != c.n || !slices.Equal(ids[:len(c.ids)], c.ids) {
+			t.Errorf("encode(%.20q) = %d ids %v..., TF.js %d ids %v...", c.text, len(ids), ids[:min(len(ids), 12)], c.n, c.ids)
+		}
+		v := m.EmbedOne(c.text)
+		got := []float32{v[0], v[1], v[2], v[100], v[511]}
+		for i := range got {
+			if d := got[i] - c.v[i]; d > 2e-5 || d < -2e-5 {
+				t.Errorf("embed(%.20q) components %v, TF.js %v", c.text, got, c.v)
+				break
+			}
+		}
 	}
 }
 
