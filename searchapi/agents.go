@@ -188,7 +188,8 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 		fields = append(fields, f)
 	}
 	req := s.buildSearch(r.Context(), q, 0, 0)
-	req.Limit = 0
+	zero := int64(0)
+	req.Page, req.HitsPerPage = 1, &zero // no hits, an exact total
 	req.Facets = fields
 	req.AttributesToRetrieve = nil
 	req.ShowRankingScore = false
@@ -203,7 +204,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	out := exploreResponse{Total: resp.EstimatedTotalHits, Facets: map[string]map[string]int{}}
+	out := exploreResponse{Total: resp.TotalHits, Facets: map[string]map[string]int{}}
 	for i, n := range names {
 		m := dist[fields[i]]
 		if m == nil {
