@@ -287,7 +287,11 @@ func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]string{"status": "ok"}
+	if s.cfg.Version != "" {
+		body["version"] = s.cfg.Version
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // readyResponse is the body of /readyz.
