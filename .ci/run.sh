@@ -82,6 +82,14 @@ for _ in $(seq 1 600); do
 done
 ready || { echo "run: http://$ADDR/readyz did not answer in 120s" >&2; exit 1; }
 
+# The fixture web gets new ports and a new CA on every run: recrawl everything now even if
+# ./data says the seeds were crawled recently.
+node -e '
+	const r = require("http").request(process.argv[1], {method: "POST", headers: {Authorization: "Bearer " + process.argv[2]}},
+		res => process.exit(res.statusCode === 202 ? 0 : 1));
+	r.on("error", () => process.exit(1)); r.end();
+' "http://$ADDR/admin/crawl" "$AGENTFINDER_ADMIN_TOKEN" || echo "run: could not trigger the crawl (POST /admin/crawl)" >&2
+
 cat <<EOF
 
   Agent Finder is running on http://$ADDR/ and crawling the fixture web (about a minute for the
