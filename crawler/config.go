@@ -83,7 +83,9 @@ type Config struct {
 	// RetryBackoff is the first retry's base delay, doubled per attempt,
 	// with jitter. Default 500ms.
 	RetryBackoff time.Duration
-	// MaxRetryAfter caps a server's Retry-After and any backoff. Default 30s.
+	// MaxRetryAfter caps a server's Retry-After and any backoff, so one
+	// endpoint holds a crawl for at most (MaxAttempts-1)*MaxRetryAfter
+	// beyond its requests. Default 10s.
 	MaxRetryAfter time.Duration
 
 	// DisableEnrichment turns off fetching the artifacts (A2A cards, MCP
@@ -131,7 +133,7 @@ func (c Config) withDefaults() Config {
 		c.RetryBackoff = 500 * time.Millisecond
 	}
 	if c.MaxRetryAfter <= 0 {
-		c.MaxRetryAfter = 30 * time.Second
+		c.MaxRetryAfter = 10 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now
