@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -579,18 +580,38 @@ func (s *server) adminCrawl(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, resp)
 }
 
-// adminStatus shows the seeds, their state and last reports, ingest's
+// adminStatus shows the seeds (only those named by ?seed=, when given),
+// their state and last reports, a count of seeds per outcome, ingest's
 // counters, the registry book and whether embeddings are on.
 func (s *server) adminStatus(w http.ResponseWriter, r *http.Request) {
 	emb := map[string]any{"enabled": s.embedNote == ""}
 	if s.embedNote != "" {
 		emb["reason"] = s.embedNote
 	}
+	st := s.sched.Status()
+	byOutcome := map[string]int{}
+	for _, sd := range st.Seeds {
+		o := sd.Outcome
+		if o == "" {
+			o = "pending"
+		}
+		byOutcome[o]++
+	}
+	if want := r.URL.Query()["seed"]; len(want) > 0 {
+		keep := st.Seeds[:0]
+		for _, sd := range st.Seeds {
+			if slices.Contains(want, sd.Seed) {
+				keep = append(keep, sd)
+			}
+		}
+		st.Seeds = keep
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version":    version,
 		"index":      s.index,
 		"crawl":      s.opts.crawl,
-		"scheduler":  s.sched.Status(),
+		"outcomes":   byOutcome,
+		"scheduler":  st,
 		"ingest":     s.indexer.Stats(),
 		"registries": s.fed.Book().Registries(),
 		"embeddings": emb,

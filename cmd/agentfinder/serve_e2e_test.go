@@ -498,6 +498,18 @@ func TestServeE2E(t *testing.T) {
 		t.Errorf("POST /admin/crawl of an unknown seed: %d, want 404", code)
 	}
 
+	// GET /admin/status?seed= narrows the seeds shown.
+	var one struct {
+		Outcomes  map[string]int `json:"outcomes"`
+		Scheduler struct {
+			Seeds []scheduler.SeedStatus `json:"seeds"`
+		} `json:"scheduler"`
+	}
+	e.do(http.MethodGet, "/admin/status?seed="+fixtures.HostAcme, nil, &one)
+	if len(one.Scheduler.Seeds) != 1 || one.Scheduler.Seeds[0].Seed != fixtures.HostAcme || one.Outcomes[scheduler.OutcomeOK] == 0 {
+		t.Errorf("status for one seed: %+v", one)
+	}
+
 	// A restart keeps the scheduler's state (and the index).
 	beforeRestart := e.status()
 	e.stop()
