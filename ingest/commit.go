@@ -54,6 +54,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		fails   int64
 		lastErr error
 		ops     []*op
+		start   = time.Now()
 	)
 	fail := func(ri int, err error) {
 		if ri >= 0 && failed[ri] == nil {
@@ -206,6 +207,8 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		ix.reread(ctx, reread)
 	}
 
+	ix.st.logger.Debug("batch written", "results", len(b.results), "upserts", len(b.upserts), "deletes", len(b.deletes),
+		"flags", len(b.flags), "tasks", tasks, "took", time.Since(start))
 	var sum Stats
 	for i := range b.results {
 		ar := &b.results[i]

@@ -22,6 +22,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -73,6 +74,10 @@ type Config struct {
 	// RetryMin and RetryMax bound the backoff while Meilisearch is
 	// unreachable. Defaults 50ms and 5s.
 	RetryMin, RetryMax time.Duration
+	// SetupTimeout bounds how long New waits for an unreachable Meilisearch
+	// before it gives up with the last error. Default 1 minute. Writes
+	// after New retry without limit.
+	SetupTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -108,6 +113,9 @@ func (c *Config) defaults() {
 	}
 	if c.RetryMax <= 0 {
 		c.RetryMax = 5 * time.Second
+	}
+	if c.SetupTimeout <= 0 {
+		c.SetupTimeout = time.Minute
 	}
 }
 
@@ -191,7 +199,7 @@ type item struct {
 // New connects to Meilisearch through client, creates the index and its
 // sources index when missing, applies the settings (only when they differ),
 // loads who owns which document, and starts the writer goroutine. It
-// retries while Meilisearch is unreachable until ctx ends.
+// retries while Meilisearch is unreachable, until ctx ends or SetupTimeout.
 func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*Indexer, error) {
 	cfg.defaults()
 	ix := &Indexer{
@@ -208,8 +216,10 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		docs:    make(map[string]*docMeta),
 		srcs:    make(map[string]*source),
 	}
-	if err := ix.setup(ctx); err != nil {
-		return nil, err
+	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
+	defer cancel()
+	if err := ix.setup(sctx); err != nil {
+		return nil, fmt.Errorf("ingest: set up index %s: %w", cfg.Index, err)
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel

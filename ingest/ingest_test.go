@@ -11,6 +11,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -514,5 +515,12 @@ func TestEmbedderAddedLaterReembedsOnNextFetch(t *testing.T) {
 	}
 	if st.NumberOfEmbeddedDocuments != 3 {
 		t.Fatalf("%d embedded documents, want 3", st.NumberOfEmbeddedDocuments)
+	}
+}
+
+func TestNewGivesUpOnUnreachableMeilisearch(t *testing.T) {
+	_, err := New(t.Context(), meili.New("http://127.0.0.1:1", ""), Config{SetupTimeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") && !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("New against a closed port = %v, want an error naming the failure", err)
 	}
 }
