@@ -92,8 +92,8 @@ node -e '
 
 cat <<EOF
 
-  Agent Finder is running on http://$ADDR/ and crawling the fixture web (about a minute for the
-  first crawl: the deliberately broken hosts retry).
+  Agent Finder is running on http://$ADDR/ and crawling the fixture web (a few seconds; its
+  deliberately broken hosts take a little longer).
     log:          tail -f $LOG
     data:         $DATA (Meilisearch, scheduler state)
     admin token:  $AGENTFINDER_ADMIN_TOKEN
