@@ -20,6 +20,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -162,10 +163,9 @@ type evalConfig struct {
 	// document's keyword score is the idf-weighted sum of its per-term
 	// ranking scores, blended with the semantic score: kwWeight*kw +
 	// (1-kwWeight)*semantic.
-	fusion    string
-	kwWeight  float64
-	termLimit int  // hits per term query (default query.SubQueryLimit)
-	noVector  bool // fusion without the vector query (keyword only)
+	fusion   string
+	kwWeight float64
+	noVector bool // fusion without the vector query (keyword only)
 }
 
 type evalResult struct {
@@ -177,6 +177,7 @@ type searcher struct {
 	url, key, index string
 	docs            int
 	client          *http.Client
+	meili           meilisearch.ServiceManager
 }
 
 type hit struct {
@@ -225,59 +226,21 @@ func (s *searcher) search(ctx context.Context, body map[string]any) ([]string, e
 	return ids, nil
 }
 
-// fused runs the "terms" fusion through query.Fuse: one multi-search
-// request with a vector-only query (when vec is set) and one single-word
-// query per term.
-func (s *searcher) fused(ctx context.Context, terms []string, vec []float32, c evalConfig) ([]string, error) {
-	termLimit := c.termLimit
-	if termLimit == 0 {
-		termLimit = query.SubQueryLimit
-	}
-	// The first query gives the semantic list, or (keyword only) just the
-	// number of documents the filter admits; either way its
-	// estimatedTotalHits is the document count for idf.
-	first := map[string]any{"indexUid": s.index, "q": "", "limit": 0}
-	if vec != nil {
-		first = map[string]any{
-			"indexUid": s.index, "q": "", "vector": vec, "limit": query.SubQueryLimit, "showRankingScore": true,
-			"hybrid":               map[string]any{"embedder": "default", "semanticRatio": 1.0},
-			"attributesToRetrieve": []string{"identifier"},
-		}
-	}
-	queries := []map[string]any{first}
-	for _, t := range terms {
-		queries = append(queries, map[string]any{
-			"indexUid": s.index, "q": t, "limit": termLimit, "showRankingScore": true,
-			"attributesToRetrieve": []string{"identifier"},
-		})
-	}
-	var out struct {
-		Results []searchResult `json:"results"`
-	}
-	if err := s.post(ctx, "/multi-search", map[string]any{"queries": queries}, &out); err != nil {
+// fused runs the "terms" fusion through searchapi/hybrid, the code
+// searchapi uses.
+func (s *searcher) fused(ctx context.Context, text string, terms []string, vec []float32, c evalConfig) ([]string, error) {
+	res, err := hybrid.Search(ctx, s.meili, hybrid.Request{
+		Index: s.index, Text: text, Terms: terms, Vector: vec, Limit: 10, KeywordWeight: c.kwWeight,
+	})
+	if err != nil {
 		return nil, err
 	}
-	hits := func(r searchResult) []query.Hit {
-		h := make([]query.Hit, len(r.Hits))
-		for i, x := range r.Hits {
-			h[i] = query.Hit{ID: x.Identifier, Score: x.Score}
-		}
-		return h
+	if res.Total != s.docs {
+		return nil, fmt.Errorf("hybrid counts %d documents, index holds %d", res.Total, s.docs)
 	}
-	sem := hits(out.Results[0])
-	docs := out.Results[0].EstimatedTotalHits
-	if docs != s.docs {
-		return nil, fmt.Errorf("first query counts %d documents, index holds %d", docs, s.docs)
-	}
-	res := out.Results[1:]
-	tr := make([]query.TermResult, len(res))
-	for i, r := range res {
-		tr[i] = query.TermResult{Term: terms[i], TotalHits: r.EstimatedTotalHits, Hits: hits(r)}
-	}
-	fused := query.Fuse(sem, tr, docs, c.kwWeight)
-	ids := make([]string, 0, 10)
-	for _, f := range fused[:min(10, len(fused))] {
-		ids = append(ids, f.ID)
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.ID
 	}
 	return ids, nil
 }
@@ -327,7 +290,7 @@ func (s *searcher) run(t *testing.T, m *embed.Model, qs []devQuery, vecs map[str
 		var ids []string
 		var err error
 		if c.fusion == "terms" {
-			ids, err = s.fused(context.Background(), terms, vec, c)
+			ids, err = s.fused(context.Background(), q.Text, terms, vec, c)
 		} else {
 			body := map[string]any{"q": text, "limit": 10, "attributesToRetrieve": []string{"identifier"}}
 			if c.strategy != "" {
@@ -484,7 +447,7 @@ func buildIndex(t *testing.T, srv *meilitest.Server, m *embed.Model, recs []norm
 	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
-	return &searcher{url: srv.URL, key: srv.APIKey, index: name, docs: len(docs),
+	return &searcher{url: srv.URL, key: srv.APIKey, index: name, docs: len(docs), meili: srv.Client,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}}
 }
 
@@ -572,10 +535,6 @@ func TestRelevanceEval(t *testing.T) {
 		for _, w := range []float64{0.15, 0.25} {
 			report(main, label, evalConfig{name: fmt.Sprintf("term fusion kw %.2f", w),
 				fusion: "terms", kwWeight: w, vecFrom: "raw"})
-		}
-		for _, tl := range []int{10, 20} {
-			report(main, label, evalConfig{name: fmt.Sprintf("term fusion kw 0.2, term limit %d", tl),
-				fusion: "terms", kwWeight: 0.2, termLimit: tl, vecFrom: "raw"})
 		}
 		for an, attrs := range attrOrders {
 			for rn, rules := range rankingSets {

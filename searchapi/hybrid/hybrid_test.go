@@ -1,0 +1,148 @@
+package hybrid
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+)
+
+type doc struct {
+	ID          string         `json:"id"`
+	Identifier  string         `json:"identifier"`
+	DisplayName string         `json:"displayName"`
+	Description string         `json:"description"`
+	Type        string         `json:"type"`
+	Vectors     map[string]any `json:"_vectors"`
+}
+
+// newIndex builds a small index with a 3-dimension userProvided embedder.
+func newIndex(t *testing.T) (*meilitest.Server, string) {
+	t.Helper()
+	srv, index := meilitest.Index(t, "hybrid")
+	task, err := srv.Client.Index(index).UpdateSettings(&meilisearch.Settings{
+		SearchableAttributes: []string{"displayName", "description"},
+		FilterableAttributes: []string{"identifier", "type"},
+		Embedders:            map[string]meilisearch.Embedder{"default": {Source: "userProvided", Dimensions: 3}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	docs := []doc{
+		{"a", "urn:ai:a.test:agent:flights", "Flight Booker", "Books airline tickets and compares fares.", "agent",
+			map[string]any{"default": [][]float32{{1, 0, 0}, {0.9, 0.1, 0}}}},
+		{"b", "urn:ai:b.test:agent:weather", "Weather Now", "Daily weather forecasts for any city.", "agent",
+			map[string]any{"default": []float32{0, 1, 0}}},
+		{"c", "urn:ai:c.test:mcp:hotels", "Hotel Finder", "Finds cheap hotels and compares daily rates.", "mcp",
+			map[string]any{"default": []float32{0.6, 0, 0.8}}},
+		{"d", `urn:ai:d.test:agent:quote"d`, "Quote \"Tool\"", "Stock quotes, daily.", "agent",
+			map[string]any{"default": nil}},
+	}
+	task, err = srv.Client.Index(index).AddDocuments(docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	return srv, index
+}
+
+func ids(r Result) []string {
+	var out []string
+	for _, h := range r.Hits {
+		out = append(out, h.ID)
+	}
+	return out
+}
+
+func TestSearchKeywordOnly(t *testing.T) {
+	srv, index := newIndex(t)
+	ctx := context.Background()
+	// "airline" is rare (one document), "daily" common (the three others):
+	// the OR over terms finds all four, the rare term's document first.
+	r, err := Search(ctx, srv.Client, Request{Index: index, Text: "I need an airline that flies daily, please", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Terms, []string{"airline", "flies", "daily"}) {
+		t.Errorf("terms = %v", r.Terms)
+	}
+	if r.Total != 4 {
+		t.Errorf("total = %d, want 4", r.Total)
+	}
+	got := ids(r)
+	if len(got) != 4 || got[0] != "urn:ai:a.test:agent:flights" {
+		t.Fatalf("hits = %v, want the airline first, then the daily ones", got)
+	}
+	top := r.Hits[0]
+	if top.Semantic != 0 || top.Keyword <= r.Hits[1].Keyword || !slices.Contains(top.Terms, "airline") {
+		t.Errorf("top hit evidence = %+v", top)
+	}
+}
+
+func TestSearchHybridAndFilter(t *testing.T) {
+	srv, index := newIndex(t)
+	ctx := context.Background()
+	// The vector points at the hotel; no keyword matches "lodging".
+	r, err := Search(ctx, srv.Client, Request{Index: index, Text: "cheap lodging", Vector: []float32{0.6, 0, 0.8}, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(r)
+	if len(got) != 2 || got[0] != "urn:ai:c.test:mcp:hotels" {
+		t.Fatalf("hits = %v, want the hotel first (vector and the word cheap)", got)
+	}
+	if h := r.Hits[0]; h.Semantic <= 0.9 || h.Keyword <= 0 {
+		t.Errorf("hotel evidence = %+v, want both components", h)
+	}
+	// A filter applies to every sub-query and to the count.
+	r, err = Search(ctx, srv.Client, Request{Index: index, Text: "cheap daily", Vector: []float32{0.6, 0, 0.8},
+		Filter: `type = "agent"`, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Total != 3 || slices.Contains(ids(r), "urn:ai:c.test:mcp:hotels") {
+		t.Errorf("filtered: total %d, hits %v", r.Total, ids(r))
+	}
+}
+
+func TestFetch(t *testing.T) {
+	srv, index := newIndex(t)
+	want := []string{`urn:ai:d.test:agent:quote"d`, "urn:ai:missing", "urn:ai:a.test:agent:flights"}
+	hits, err := Fetch(context.Background(), srv.Client, index, "", want, []string{"displayName"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 {
+		t.Fatalf("got %d hits, want 2", len(hits))
+	}
+	var names []string
+	for _, h := range hits {
+		var n string
+		_ = json.Unmarshal(h["displayName"], &n)
+		names = append(names, n)
+	}
+	if !slices.Equal(names, []string{`Quote "Tool"`, "Flight Booker"}) {
+		t.Errorf("names = %q, want them in the order asked", names)
+	}
+	if hits, err := Fetch(context.Background(), srv.Client, index, "", nil, nil); err != nil || hits != nil {
+		t.Errorf("Fetch(no ids) = %v, %v", hits, err)
+	}
+}
+
+func TestSearchCancelled(t *testing.T) {
+	srv, index := newIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Search(ctx, srv.Client, Request{Index: index, Text: "weather"}); err == nil {
+		t.Error("Search on a cancelled context succeeded")
+	}
+}
