@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -153,8 +154,9 @@ func scoredHits(hits meilisearch.Hits, idField string) ([]query.Hit, error) {
 
 // Fetch returns the documents whose idField is in ids, in the order of ids
 // (missing ones left out), with the given attributes ("" idField means
-// "identifier"; nil attrs means all).
-func Fetch(ctx context.Context, c Client, index, idField string, ids []string, attrs []string) (meilisearch.Hits, error) {
+// "identifier"; nil attrs means all). withVectors also retrieves _vectors,
+// for Vectors and BestMatch (evidence only: 2 KiB per vector).
+func Fetch(ctx context.Context, c Client, index, idField string, ids []string, attrs []string, withVectors bool) (meilisearch.Hits, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -174,7 +176,8 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 		f.WriteString(quote(id))
 	}
 	f.WriteString("]")
-	req := &meilisearch.SearchRequest{IndexUID: index, Filter: f.String(), Limit: int64(len(ids)), AttributesToRetrieve: attrs}
+	req := &meilisearch.SearchRequest{IndexUID: index, Filter: f.String(), Limit: int64(len(ids)),
+		AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
 	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: []*meilisearch.SearchRequest{req}})
 	if err != nil {
 		return nil, fmt.Errorf("hybrid fetch: %w", err)
@@ -202,4 +205,56 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 func quote(v string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return `"` + r.Replace(v) + `"`
+}
+
+// Vectors returns the embeddings a hit fetched with vectors holds for the
+// embedder ("" means "default"), in the order they were indexed (ingest:
+// entry text, representative queries, examples).
+func Vectors(h meilisearch.Hit, embedder string) ([][]float32, error) {
+	if embedder == "" {
+		embedder = "default"
+	}
+	raw, ok := h["_vectors"]
+	if !ok {
+		return nil, nil
+	}
+	var all map[string]struct {
+		Embeddings [][]float32 `json:"embeddings"`
+	}
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, fmt.Errorf("%w: _vectors: %v", ErrBadResponse, err)
+	}
+	return all[embedder].Embeddings, nil
+}
+
+// BestMatch returns the index of the vector closest to q by cosine and that
+// cosine, or -1 and 0 when there are none. Vectors need not be normalised.
+func BestMatch(q []float32, vectors [][]float32) (int, float64) {
+	best, bestCos := -1, 0.0
+	qn := norm(q)
+	for i, v := range vectors {
+		if len(v) != len(q) || qn == 0 {
+			continue
+		}
+		vn := norm(v)
+		if vn == 0 {
+			continue
+		}
+		var d float64
+		for k := range v {
+			d += float64(q[k]) * float64(v[k])
+		}
+		if c := d / (qn * vn); best < 0 || c > bestCos {
+			best, bestCos = i, c
+		}
+	}
+	return best, bestCos
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
 }

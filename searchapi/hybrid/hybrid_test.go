@@ -117,7 +117,7 @@ func TestSearchHybridAndFilter(t *testing.T) {
 func TestFetch(t *testing.T) {
 	srv, index := newIndex(t)
 	want := []string{`urn:ai:d.test:agent:quote"d`, "urn:ai:missing", "urn:ai:a.test:agent:flights"}
-	hits, err := Fetch(context.Background(), srv.Client, index, "", want, []string{"displayName"})
+	hits, err := Fetch(context.Background(), srv.Client, index, "", want, []string{"displayName"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +133,29 @@ func TestFetch(t *testing.T) {
 	if !slices.Equal(names, []string{`Quote "Tool"`, "Flight Booker"}) {
 		t.Errorf("names = %q, want them in the order asked", names)
 	}
-	if hits, err := Fetch(context.Background(), srv.Client, index, "", nil, nil); err != nil || hits != nil {
+	if hits, err := Fetch(context.Background(), srv.Client, index, "", nil, nil, false); err != nil || hits != nil {
 		t.Errorf("Fetch(no ids) = %v, %v", hits, err)
+	}
+}
+
+// TestBestMatch finds which of a document's vectors a query matched: the
+// evidence for "which representative query or example matched best".
+func TestBestMatch(t *testing.T) {
+	srv, index := newIndex(t)
+	hits, err := Fetch(context.Background(), srv.Client, index, "", []string{"urn:ai:a.test:agent:flights"}, []string{"identifier"}, true)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("Fetch = %v, %v", hits, err)
+	}
+	vecs, err := Vectors(hits[0], "")
+	if err != nil || len(vecs) != 2 {
+		t.Fatalf("Vectors = %v, %v; want the two indexed vectors", vecs, err)
+	}
+	i, c := BestMatch([]float32{0.8, 0.2, 0}, vecs)
+	if i != 1 || c < 0.99 {
+		t.Errorf("BestMatch = %d, %.3f; want the second vector", i, c)
+	}
+	if i, c := BestMatch([]float32{1, 0, 0}, nil); i != -1 || c != 0 {
+		t.Errorf("BestMatch(no vectors) = %d, %v", i, c)
 	}
 }
 

@@ -7,7 +7,8 @@
 //
 // # Query shape
 //
-// Fuse goes with a query shape that searchapi should use (measured on ../shared/relevance
+// Fuse goes with a query shape that searchapi should use, implemented by
+// searchapi/hybrid (measured on ../shared/relevance
 // dev_queries.jsonl with eval_test.go; figures are R@1/R@10):
 //
 //  1. a := Analyze(text); terms := a.SearchTerms().
@@ -22,8 +23,9 @@
 //  4. Fuse(firstHits, termResults, first.estimatedTotalHits, keywordWeight)
 //     with keywordWeight = 1 - semanticRatio, default DefaultKeywordWeight:
 //     0.52/0.85; keyword only 0.39/0.66.
-//  5. Fetch the page's documents by id; Scored.Keyword, .Semantic and .Terms
-//     are the evidence.
+//  5. Fetch the page's documents by identifier; Scored.Keyword, .Semantic and
+//     .Terms are the evidence (hybrid.BestMatch over the fetched _vectors
+//     tells which representative query or example matched).
 //
 // For comparison: Meilisearch's own hybrid (q = Rewrite(text), matching
 // strategy "frequency", semanticRatio 0.3..0.5) gave 0.45/0.80; keyword
