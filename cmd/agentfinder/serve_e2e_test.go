@@ -99,14 +99,19 @@ func (s *syncBuffer) String() string {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
-	m := meilitest.Connect(t)
 	web, err := fixtures.Start(t.Context(), fixtures.Options{})
 	if err != nil {
 		t.Fatalf("fixtures: %v", err)
 	}
 	t.Cleanup(func() { web.Close() })
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	return newE2EOn(t, web, append(web.Seeds(), e2eHost))
+}
 
+// newE2EOn prepares a serve of the given seeds of web, on its own index.
+func newE2EOn(t *testing.T, web *fixtures.Web, seeds []string) *e2e {
+	t.Helper()
+	m := meilitest.Connect(t)
 	e := &e2e{t: t, web: web, meili: m, index: meilitest.NewIndexName("e2e_serve"), dataDir: t.TempDir(),
 		client: &http.Client{Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
@@ -117,7 +122,7 @@ func newE2E(t *testing.T) *e2e {
 		}
 	})
 	e.seeds = filepath.Join(e.dataDir, "seeds.txt")
-	e.writeSeeds(append(web.Seeds(), e2eHost))
+	e.writeSeeds(seeds)
 	e.args = []string{
 		"--addr", "127.0.0.1:0",
 		"--data-dir", e.dataDir,
@@ -644,5 +649,77 @@ func TestServeHelpListsEveryFlagWithItsVariable(t *testing.T) {
 		if !strings.Contains(help, env) {
 			t.Errorf("--help lacks %s", env)
 		}
+	}
+}
+
+// TestServeFederation runs two registries: A federates to B (--upstream).
+// B's agent reaches A's clients in auto mode with B as its source, never in
+// none mode, and B is offered as a referral.
+func TestServeFederation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	web.SetFile(e2eNewHost, wellKnown, lateCatalog())
+
+	b := newE2EOn(t, web, []string{e2eNewHost})
+	b.start()
+	defer b.stop()
+	a := newE2EOn(t, web, []string{e2eHost})
+	a.args = append(a.args, "--upstream", b.url("/"), "--federation-budget", "5s")
+	a.start()
+	defer a.stop()
+	const bAgent = "urn:ai:e2e-late.test:agent:echidna-scheduler"
+	b.waitFor("B to index its agent", 60*time.Second, func() (bool, string) { return b.doc(bAgent) != nil, "" })
+	a.waitFor("A to index its agents", 60*time.Second, func() (bool, string) {
+		return a.doc("urn:ai:e2e-shop.test:agent:numbat-courier") != nil, ""
+	})
+
+	type result struct {
+		Identifier string `json:"identifier"`
+		Source     string `json:"source"`
+	}
+	var resp struct {
+		Results   []result         `json:"results"`
+		Referrals []map[string]any `json:"referrals"`
+		Upstreams []struct {
+			Registry, Status string
+		} `json:"upstreams"`
+	}
+	ask := func(mode string) {
+		t.Helper()
+		resp.Results, resp.Referrals, resp.Upstreams = nil, nil, nil
+		body := map[string]any{"query": map[string]any{"text": "schedules meetings across time zones", "federation": mode}}
+		if code := a.do(http.MethodPost, "/search", body, &resp); code != http.StatusOK {
+			t.Fatalf("POST /search (%s): %d", mode, code)
+		}
+	}
+	ask("auto")
+	found := false
+	for _, r := range resp.Results {
+		if r.Identifier == bAgent {
+			found = true
+			if !strings.HasPrefix(r.Source, strings.TrimSuffix(b.url("/"), "/")) {
+				t.Errorf("B's agent has source %q, want B (%s)", r.Source, b.url("/"))
+			}
+		}
+	}
+	if !found || len(resp.Upstreams) != 1 || resp.Upstreams[0].Status != "ok" {
+		t.Fatalf("auto: B's agent found %v, upstreams %+v, results %+v", found, resp.Upstreams, resp.Results)
+	}
+	ask("none")
+	for _, r := range resp.Results {
+		if r.Identifier == bAgent {
+			t.Fatalf("federation none returned B's agent: %+v", resp.Results)
+		}
+	}
+	ask("referrals")
+	if len(resp.Referrals) == 0 {
+		t.Fatalf("referrals mode offered no registry")
 	}
 }
