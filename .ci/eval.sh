@@ -12,7 +12,8 @@
 # Environment: AGENTFINDER_RELEVANCE_DIR (default ../shared/relevance),
 # AGENTFINDER_MODEL_DIR (default ./.cache/model), EVAL_TIMEOUT seconds to wait
 # for indexing (default 300), EVAL_EXTRA_ARGS extra serve flags for the
-# default run (e.g. "--semantic-ratio 0.7").
+# default run (e.g. "--semantic-ratio 0.7"), EVAL_INPROCESS=0 to skip the
+# in-process harness that ends the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -118,3 +119,13 @@ score() { # title port
 }
 score "default: embeddings + query rewriting ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
 score "keyword only (--no-embeddings)" "$PORT_K"
+
+# 5. The in-process tuning harness (searchapi/query/eval_test.go) on the same
+# Meilisearch: native hybrid against term fusion, the parameter choices behind
+# the defaults. EVAL_INPROCESS=0 skips it.
+if [[ "${EVAL_INPROCESS:-1}" == "1" ]]; then
+	echo
+	echo "== in-process harness (query shapes measured directly against Meilisearch)"
+	AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$REL" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
+		"${GO:-go}" test -count=1 -run TestRelevanceEval -v ./searchapi/query 2>&1 | grep -E '^(index|entry|query embedding)' || true
+fi
