@@ -72,7 +72,7 @@ func (c *cli) usage(w io.Writer) {
 			line += " " + kind
 		}
 		fmt.Fprintf(w, "%s\n    \t%s\n    \t[env %s", line, strings.ReplaceAll(doc, "\n", "\n    \t"), c.envFor(f.Name))
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0" {
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0" && f.DefValue != "0s" {
 			fmt.Fprintf(w, "; default %s", f.DefValue)
 		}
 		fmt.Fprintln(w, "]")

@@ -77,6 +77,9 @@ type serveOptions struct {
 	shutdownTimeout               time.Duration
 	adminToken                    string
 	pageTokenKey                  string
+	perHost, maxCatalogs          int
+	delay                         time.Duration
+	noDNS                         bool
 	crawlFlags
 }
 
@@ -110,6 +113,10 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.BoolVar(&o.crawl, "crawl", true, "run the crawl scheduler (--crawl=false on all but one replica sharing an index)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for requests in flight and for the index flush (crawls in flight get half, then are abandoned)")
 	o.crawlFlags.register(c)
+	fs.IntVar(&o.perHost, "per-host", 2, "requests in flight per host (negative: unlimited)")
+	fs.DurationVar(&o.delay, "delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
+	fs.IntVar(&o.maxCatalogs, "max-catalogs", 1000, "catalogs fetched per seed at most")
+	fs.BoolVar(&o.noDNS, "no-dns", false, "skip DNS SVCB/TXT discovery")
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
 	c.envOnly("AGENTFINDER_ADMIN_TOKEN", "bearer token for POST /admin/crawl and GET /admin/status; without it the admin endpoints are off")
 	return c
@@ -190,6 +197,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	if err != nil {
 		return err
 	}
+	ccfg.PerHostConcurrency, ccfg.Delay, ccfg.MaxCatalogsPerSeed, ccfg.DisableDNS = o.perHost, o.delay, o.maxCatalogs, o.noDNS
 
 	// Listen first: a taken port fails before Meilisearch starts.
 	ln, err := net.Listen("tcp", o.addr)
