@@ -159,9 +159,8 @@ type Status struct {
 
 type seed struct {
 	SeedState
-	running bool
-	manual  bool // triggered by Trigger: runs now regardless of backoff
-	report  any
+	manual bool // triggered by Trigger: runs now regardless of backoff
+	report any
 }
 
 // Scheduler runs crawls of its seeds on schedule. Create it with New, start
@@ -174,12 +173,13 @@ type Scheduler struct {
 	clock    Clock
 	log      *slog.Logger
 
-	mu      sync.Mutex
-	seeds   map[string]*seed
-	running int
-	wg      sync.WaitGroup // in-flight runs
-	wake    chan struct{}
-	saveMu  sync.Mutex // serialises state file writes
+	mu       sync.Mutex
+	seeds    map[string]*seed
+	running  int             // len(inflight)
+	inflight map[string]bool // seeds being crawled, even if removed meanwhile
+	wg       sync.WaitGroup  // in-flight runs
+	wake     chan struct{}
+	saveMu   sync.Mutex // serialises state file writes
 
 	persistMu sync.Mutex // guards lastSave, pending, stopped
 	lastSave  time.Time
@@ -225,13 +225,14 @@ func New(cfg Config, c Crawler) (*Scheduler, error) {
 		cfg.SaveInterval = 2 * time.Second
 	}
 	s := &Scheduler{
-		cfg:     cfg,
-		sched:   sched,
-		crawler: c,
-		clock:   cfg.Clock,
-		log:     cfg.Logger.With("component", "scheduler"),
-		seeds:   map[string]*seed{},
-		wake:    make(chan struct{}, 1),
+		cfg:      cfg,
+		sched:    sched,
+		crawler:  c,
+		clock:    cfg.Clock,
+		log:      cfg.Logger.With("component", "scheduler"),
+		seeds:    map[string]*seed{},
+		inflight: map[string]bool{},
+		wake:     make(chan struct{}, 1),
 	}
 	s.interval = intervalOf(sched, cfg.Clock.Now())
 	if s.cfg.BackoffBase <= 0 {
@@ -442,7 +443,7 @@ func (s *Scheduler) untilNext() time.Duration {
 		return wait // a finishing run wakes the loop
 	}
 	for _, sd := range s.seeds {
-		if sd.running {
+		if s.inflight[sd.Seed] {
 			continue
 		}
 		wait = min(wait, sd.Next.Sub(now))
@@ -460,7 +461,7 @@ func (s *Scheduler) startDue(ctx context.Context) []string {
 	s.mu.Lock()
 	var due []*seed
 	for _, sd := range s.seeds {
-		if !sd.running && !sd.Next.After(now) {
+		if !s.inflight[sd.Seed] && !sd.Next.After(now) {
 			due = append(due, sd)
 		}
 	}
@@ -475,7 +476,7 @@ func (s *Scheduler) startDue(ctx context.Context) []string {
 		if s.running >= s.cfg.Concurrency {
 			break
 		}
-		sd.running = true
+		s.inflight[sd.Seed] = true
 		sd.manual = false
 		s.running++
 		s.wg.Add(1)
@@ -509,14 +510,13 @@ func (s *Scheduler) runSeed(ctx context.Context, name string, start time.Time) {
 
 	s.mu.Lock()
 	sd, ok := s.seeds[name]
-	if !ok { // removed while running: count the slot, drop the result
-		s.running--
+	delete(s.inflight, name)
+	s.running--
+	if !ok { // removed while running: drop the result
 		s.mu.Unlock()
 		s.poke()
 		return
 	}
-	sd.running = false
-	s.running--
 	sd.LastStart, sd.LastFinish = start, finish
 	sd.Outcome = outcome
 	sd.Error = ""
@@ -593,7 +593,7 @@ func (s *Scheduler) Status() Status {
 		Now:         s.clock.Now(),
 	}
 	for _, sd := range s.seeds {
-		st.Seeds = append(st.Seeds, SeedStatus{SeedState: sd.SeedState, Running: sd.running, Report: sd.report})
+		st.Seeds = append(st.Seeds, SeedStatus{SeedState: sd.SeedState, Running: s.inflight[sd.Seed], Report: sd.report})
 	}
 	slices.SortFunc(st.Seeds, func(a, b SeedStatus) int { return strings.Compare(a.Seed, b.Seed) })
 	return st

@@ -595,3 +595,27 @@ func TestStateWritesCoalesced(t *testing.T) {
 		t.Fatalf("after Stop the file holds %d runs, want 2", n)
 	}
 }
+
+func TestRemovedAndReaddedSeedNotRunTwice(t *testing.T) {
+	fc := newFakeCrawler(nil)
+	fc.block = make(chan struct{})
+	s, _ := newTest(t, Config{Concurrency: 4}, fc)
+	s.SetSeeds([]string{"a.test"})
+	if got := s.startDue(t.Context()); len(got) != 1 {
+		t.Fatalf("started %v", got)
+	}
+	s.SetSeeds(nil)                // removed while its crawl runs
+	s.SetSeeds([]string{"a.test"}) // and listed again: due now, but still running
+	if got := s.startDue(t.Context()); len(got) != 0 {
+		t.Fatalf("re-added seed started again while its first crawl runs: %v", got)
+	}
+	close(fc.block)
+	s.wg.Wait()
+	// The crawl that finished is the seed's: its result is recorded.
+	if st := state(t, s, "a.test"); st.Runs != 1 || st.Outcome != OutcomeOK {
+		t.Fatalf("re-added seed after its crawl ended: %+v", st)
+	}
+	if fc.peakSeed != 1 {
+		t.Fatalf("peak concurrent crawls of one seed = %d", fc.peakSeed)
+	}
+}
