@@ -20,6 +20,8 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 const (
@@ -369,41 +371,25 @@ var evidenceAttributes = []string{"examples"}
 // tunes this further through Config.QueryRewriter.
 const matchingStrategy = meilisearch.Frequency
 
-// buildSearch turns a validated query into the Meilisearch request. It is
-// the one place where relevance is tuned: query rewriting, matching
-// strategy, hybrid search, scores and their details.
-func (s *Server) buildSearch(ctx context.Context, q *searchQuery, offset, limit int) *meilisearch.SearchRequest {
+// buildSearch turns a validated query into one keyword Meilisearch request
+// over the rewritten text: /explore counts and facets with it. POST /search
+// ranks with the fused search of localSearch instead.
+func (s *Server) buildSearch(_ context.Context, q *searchQuery, offset, limit int) *meilisearch.SearchRequest {
 	text := q.Text
 	if s.cfg.QueryRewriter != nil {
 		if t := s.cfg.QueryRewriter(text); strings.TrimSpace(t) != "" {
 			text = t
 		}
 	}
-	attrs := searchAttributes
-	if q.Evidence {
-		attrs = append(slices.Clip(attrs), evidenceAttributes...)
+	return &meilisearch.SearchRequest{
+		Query:                text,
+		Offset:               int64(offset),
+		Limit:                int64(limit),
+		Filter:               nilIfEmpty(s.filter(q)),
+		AttributesToRetrieve: searchAttributes,
+		MatchingStrategy:     matchingStrategy,
+		ShowRankingScore:     true,
 	}
-	req := &meilisearch.SearchRequest{
-		Query:                   text,
-		Offset:                  int64(offset),
-		Limit:                   int64(limit),
-		Filter:                  nilIfEmpty(s.filter(q)),
-		AttributesToRetrieve:    attrs,
-		MatchingStrategy:        matchingStrategy,
-		ShowRankingScore:        true,
-		ShowRankingScoreDetails: q.Evidence,
-	}
-	if s.cfg.Embedder != nil && strings.TrimSpace(text) != "" {
-		vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
-		switch {
-		case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:
-			req.Vector = vecs[0]
-			req.Hybrid = &meilisearch.SearchRequestHybrid{Embedder: "default", SemanticRatio: s.ratio}
-		case ctx.Err() == nil:
-			s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
-		}
-	}
-	return req
 }
 
 func nilIfEmpty(f string) any {
@@ -435,44 +421,122 @@ func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) 
 }
 
 // preferredWeight is how much an entry carrying a preferred tag is boosted:
-// Meilisearch's federated search multiplies its ranking score by this, so a
-// preferred entry passes others scoring up to a third less, but not a
-// much better match. The relevance work (issue 9) may tune it.
+// its fused score is multiplied by this for ranking (the score it shows is
+// not), so a preferred entry passes others scoring up to a third more, but
+// not a much better match (xu §5.1: preferred tags are soft).
 const preferredWeight = 1.5
 
-// boostedSearch runs req as a federated multi-search of two queries over the
-// same index: req restricted to entries with a preferred tag, weighted by
-// preferredWeight, and req itself. Meilisearch merges them by weighted score
-// and returns each document once, so preferred tags raise entries without
-// excluding the others (xu §5.1: preferred tags are soft).
-func (s *Server) boostedSearch(ctx context.Context, req *meilisearch.SearchRequest, preferred []string) (*meiliSearchResponse, error) {
-	boost := *req
-	plain := *req
-	for _, r := range []*meilisearch.SearchRequest{&boost, &plain} {
-		r.IndexUID = s.cfg.Index
-		r.Offset, r.Limit = 0, 0
+// searchTerms returns the words searched one by one on the keyword side:
+// the informative terms of the rewritten request (query.Analyze), or, with
+// no rewriter or when none is left, the request's distinct words; at most
+// query.MaxTerms.
+func (s *Server) searchTerms(text string) []string {
+	if s.cfg.QueryRewriter != nil {
+		if t := query.Analyze(s.cfg.QueryRewriter(text)).SearchTerms(); len(t) > 0 {
+			return t
+		}
 	}
-	tags := inExpr(normalize.FieldTags, preferred)
-	if f, ok := req.Filter.(string); ok && f != "" {
-		boost.Filter = andExpr(f, tags)
-	} else {
-		boost.Filter = tags
+	var out []string
+	for _, w := range query.Words(text) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+			if len(out) == query.MaxTerms {
+				break
+			}
+		}
 	}
-	boost.FederationOptions = &meilisearch.SearchFederationOptions{Weight: preferredWeight}
-	plain.FederationOptions = &meilisearch.SearchFederationOptions{Weight: 1}
-	mr, err := s.cfg.Meili.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{
-		Federation: &meilisearch.MultiSearchFederation{Offset: req.Offset, Limit: req.Limit},
-		Queries:    []*meilisearch.SearchRequest{&boost, &plain},
-	})
+	return out
+}
+
+// queryVector embeds the request text as typed (the sentence model reads
+// sentences; the rewritten keyword list embeds worse), once per request. It
+// returns nil without an embedder or when embedding fails (keyword only).
+func (s *Server) queryVector(ctx context.Context, text string) []float32 {
+	if s.cfg.Embedder == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	switch {
+	case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:
+		return vecs[0]
+	case ctx.Err() == nil:
+		s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
+	}
+	return nil
+}
+
+// plan is one request's fused search: the sub-query shape shared by every
+// page and the query vector.
+type plan struct {
+	req hybrid.Request
+}
+
+// newPlan prepares the fused search of q: its terms, its filter (applied
+// to every sub-query), its preferred tags and its vector (nil: keyword only,
+// never a semanticRatio of 0, which the Go client drops).
+func (s *Server) newPlan(q *searchQuery, vec []float32) plan {
+	r := hybrid.Request{
+		Index:         s.cfg.Index,
+		Text:          q.Text,
+		Terms:         s.searchTerms(q.Text),
+		Vector:        vec,
+		Filter:        nilIfEmpty(s.filter(q)),
+		KeywordWeight: s.keywordWeight,
+		IDField:       normalize.FieldIdentifier,
+	}
+	if len(q.PreferredTags) > 0 {
+		r.Prefer = &hybrid.Preference{Field: normalize.FieldTags, Values: q.PreferredTags, Weight: preferredWeight}
+	}
+	return plan{req: r}
+}
+
+// shallowDepth is the sub-query depth of the first tier of results: what
+// the relevance set was tuned with (query.SubQueryLimit hits per sub-query).
+const shallowDepth = query.SubQueryLimit
+
+// ranked returns the first n results of p's ranking (n <= maxSearchOffset+1)
+// and whether more may follow. The ranking is two tiers, each fused
+// deterministically: every result of the fusion of shallowDepth hits per
+// sub-query, then the results of the fusion of maxSearchOffset+1 hits per
+// sub-query not already listed. Every page slices the same sequence, so
+// pages neither repeat nor skip results while the index does not change;
+// the deep tier is fetched only by pages that reach past the first.
+func (s *Server) ranked(ctx context.Context, p plan, n int) ([]query.Scored, map[string]bool, error) {
+	r := p.req
+	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
+	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	resp := &meiliSearchResponse{EstimatedTotalHits: mr.EstimatedTotalHits}
-	for _, h := range mr.Hits {
-		delete(h, "_federation")
-		resp.Hits = append(resp.Hits, meiliHit(h))
+	if len(first.Hits) >= n {
+		return first.Hits[:n], first.Preferred, nil
 	}
-	return resp, nil
+	r.Limit = maxSearchOffset + 1
+	deep, err := hybrid.Search(ctx, s.cfg.Meili, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(first.Hits))
+	out := slices.Clip(first.Hits)
+	for _, h := range first.Hits {
+		seen[h.ID] = true
+	}
+	for _, h := range deep.Hits {
+		if len(out) == n {
+			break
+		}
+		if !seen[h.ID] {
+			out = append(out, h)
+		}
+	}
+	pref := first.Preferred
+	for id := range deep.Preferred {
+		if pref == nil {
+			pref = map[string]bool{}
+		}
+		pref[id] = true
+	}
+	return out, pref, nil
 }
 
 // localSearch answers q from the index, starting at offset. It returns the
@@ -485,47 +549,65 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	if limit <= 0 {
 		return nil, 0, nil
 	}
-	req := s.buildSearch(ctx, q, offset, limit+1)
-	var resp *meiliSearchResponse
-	var err error
-	if len(q.PreferredTags) > 0 {
-		resp, err = s.boostedSearch(ctx, req, q.PreferredTags)
-	} else {
-		resp, err = s.rawSearch(ctx, req)
-	}
+	vec := s.queryVector(ctx, q.Text)
+	p := s.newPlan(q, vec)
+	scored, preferred, err := s.ranked(ctx, p, offset+limit+1)
 	if err != nil {
 		return nil, 0, err
 	}
 	next := 0
-	if len(resp.Hits) > limit {
-		resp.Hits = resp.Hits[:limit]
+	if len(scored) > offset+limit {
 		next = offset + limit
+		scored = scored[:offset+limit]
 	}
-	hits := make([]federation.Hit, 0, len(resp.Hits))
+	if offset >= len(scored) {
+		return nil, next, nil
+	}
+	page := scored[offset:]
+	ids := make([]string, len(page))
+	for i, h := range page {
+		ids[i] = h.ID
+	}
+	attrs := searchAttributes
+	if q.Evidence {
+		attrs = append(slices.Clip(attrs), evidenceAttributes...)
+	}
+	docs, err := hybrid.Fetch(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := make(map[string]meilisearch.Hit, len(docs))
+	for _, d := range docs {
+		var id string
+		_ = json.Unmarshal(d[normalize.FieldIdentifier], &id)
+		byID[id] = d
+	}
 	var qt []string
 	if q.Evidence {
 		qt = terms(q.Text)
 	}
-	for _, h := range resp.Hits {
-		hits = append(hits, s.toHit(h, q, qt))
+	hits := make([]federation.Hit, 0, len(page))
+	for _, sc := range page {
+		d, ok := byID[sc.ID]
+		if !ok {
+			continue // removed since the search: leave it out, keep the order
+		}
+		hits = append(hits, s.toHit(meiliHit(d), q, qt, sc, vec, preferred[sc.ID]))
 	}
 	return hits, next, nil
 }
 
-// toHit turns a Meilisearch hit into a result entry.
-func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string) federation.Hit {
-	var rs float64
-	_ = json.Unmarshal(h["_rankingScore"], &rs)
-	score := scoreOf(rs)
-	details := h["_rankingScoreDetails"]
-	delete(h, "_rankingScore")
-	delete(h, "_rankingScoreDetails")
-	var examples json.RawMessage
+// toHit turns a fetched document and its fused score into a result entry.
+func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) federation.Hit {
+	score := scoreOf(sc.Score)
 	if q.Evidence {
-		examples = h["examples"]
+		examples := h["examples"]
+		vectors := h["_vectors"]
 		delete(h, "examples")
-		h["evidence"] = mustJSON(buildEvidence(h, examples, details, q, qterms, rs))
+		delete(h, "_vectors")
+		h["evidence"] = mustJSON(buildEvidence(h, examples, vectors, q, qterms, sc, vec, preferred))
 	}
+	delete(h, "_vectors")
 	h["score"] = json.RawMessage(strconv.Itoa(score))
 	h["source"] = s.sourceJSON
 	var id string
@@ -764,6 +846,7 @@ var stopWords = map[string]bool{
 type evidence struct {
 	MatchedTags     []string           `json:"matchedTags"`
 	MatchedExamples []matchedExample   `json:"matchedExamples"`
+	MatchedTerms    []string           `json:"matchedTerms"`
 	ScoreComponents map[string]float64 `json:"scoreComponents"`
 	Freshness       freshness          `json:"freshness"`
 }
@@ -780,9 +863,13 @@ type freshness struct {
 	IndexedAt         string `json:"indexedAt,omitempty"`
 }
 
-// buildEvidence derives matched tags and examples from the query words and
-// the score components from Meilisearch's ranking score details.
-func buildEvidence(h meiliHit, examplesRaw, details json.RawMessage, q *searchQuery, qterms []string, rankingScore float64) evidence {
+// buildEvidence explains one fused result: matched tags (requested,
+// preferred or named by a query word), the representative queries and
+// examples closest to the request (cosine against the query vector when the
+// document's vectors are there, else the share of query words they hold),
+// and the score components: keyword and semantic (the fused score's two
+// parts), with the xu names tag, context (= keyword) and example.
+func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) evidence {
 	ev := evidence{MatchedTags: []string{}, MatchedExamples: []matchedExample{}, ScoreComponents: map[string]float64{}}
 	var tags, rq, ex []string
 	_ = json.Unmarshal(h["tags"], &tags)
@@ -808,67 +895,107 @@ func buildEvidence(h meiliHit, examplesRaw, details json.RawMessage, q *searchQu
 	if len(tags) > 0 && len(ev.MatchedTags) > 0 {
 		tagHits = math.Min(1, float64(len(ev.MatchedTags))/math.Max(1, math.Min(float64(len(tags)), float64(len(qterms)+len(wanted)))))
 	}
-	add := func(kind string, texts []string) {
-		for _, t := range texts {
-			if len(qterms) == 0 {
-				return
-			}
-			n := overlap(terms(t), qterms)
-			if n > 0 {
-				ev.MatchedExamples = append(ev.MatchedExamples, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
-			}
-		}
+	if m, ok := semanticExamples(vectorsRaw, vec, rq, ex); ok {
+		ev.MatchedExamples = m
+	} else {
+		ev.MatchedExamples = lexicalExamples(qterms, rq, ex)
 	}
-	add("representativeQuery", rq)
-	add("example", ex)
 	sort.SliceStable(ev.MatchedExamples, func(i, j int) bool { return ev.MatchedExamples[i].Score > ev.MatchedExamples[j].Score })
 	if len(ev.MatchedExamples) > 3 {
 		ev.MatchedExamples = ev.MatchedExamples[:3]
 	}
 	ev.ScoreComponents["tag"] = round3(tagHits)
+	ev.ScoreComponents["example"] = 0
 	if len(ev.MatchedExamples) > 0 {
-		ev.ScoreComponents["example"] = ev.MatchedExamples[0].Score
-	} else {
-		ev.ScoreComponents["example"] = 0
+		ev.ScoreComponents["example"] = max(0, ev.MatchedExamples[0].Score)
 	}
-	keyword, semantic, hasSemantic := splitDetails(details)
-	ev.ScoreComponents["context"] = round3(keyword)
-	ev.ScoreComponents["keyword"] = round3(keyword)
-	if hasSemantic {
-		ev.ScoreComponents["semantic"] = round3(semantic)
+	ev.ScoreComponents["keyword"] = round3(sc.Keyword)
+	ev.ScoreComponents["context"] = round3(sc.Keyword)
+	if vec != nil {
+		ev.ScoreComponents["semantic"] = round3(sc.Semantic)
 	}
-	ev.ScoreComponents["overall"] = round3(rankingScore)
+	ev.ScoreComponents["overall"] = round3(sc.Score)
+	if preferred {
+		ev.ScoreComponents["preferredBoost"] = preferredWeight
+	}
+	ev.MatchedTerms = sc.Terms
+	if ev.MatchedTerms == nil {
+		ev.MatchedTerms = []string{}
+	}
 	_ = json.Unmarshal(h["updatedAt"], &ev.Freshness.MetadataUpdatedAt)
 	_ = json.Unmarshal(h["indexedAt"], &ev.Freshness.IndexedAt)
 	return ev
 }
 
-// splitDetails reduces Meilisearch's ranking score details to a keyword
-// score (the product of the keyword ranking rules' scores) and, for hybrid
-// hits, the semantic similarity.
-func splitDetails(raw json.RawMessage) (keyword, semantic float64, hasSemantic bool) {
-	var d map[string]struct {
-		Score      *float64 `json:"score"`
-		Similarity *float64 `json:"similarity"`
+// Caps on the representative queries and examples ingest embeds per entry
+// (ingest/embed.go: the entry text, then up to 32 queries, then up to 16
+// examples, empty ones skipped).
+const (
+	embeddedQueries  = 32
+	embeddedExamples = 16
+)
+
+// semanticExamples scores each representative query and example by the
+// cosine of its stored vector with the query vector. ok is false when there
+// is no query vector or the stored vectors do not line up with the texts
+// (e.g. indexed before they changed).
+func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string) ([]matchedExample, bool) {
+	if vec == nil || len(vectorsRaw) == 0 {
+		return nil, false
 	}
-	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
-		return 0, 0, false
+	vs, err := hybrid.Vectors(meilisearch.Hit{"_vectors": vectorsRaw}, "")
+	if err != nil || len(vs) == 0 {
+		return nil, false
 	}
-	keyword = 1
-	seen := false
-	for name, v := range d {
-		switch {
-		case name == "vectorSort" && v.Similarity != nil:
-			semantic, hasSemantic = *v.Similarity, true
-		case v.Score != nil:
-			keyword *= *v.Score
-			seen = true
+	type text struct{ kind, text string }
+	var texts []text
+	nonEmpty := func(kind string, in []string, limit int) {
+		n := 0
+		for _, t := range in {
+			if n == limit {
+				return
+			}
+			if t = strings.TrimSpace(t); t != "" {
+				texts = append(texts, text{kind, t})
+				n++
+			}
 		}
 	}
-	if !seen {
-		keyword = 0
+	nonEmpty("representativeQuery", rq, embeddedQueries)
+	nonEmpty("example", ex, embeddedExamples)
+	var skip int
+	switch len(vs) {
+	case len(texts) + 1: // the entry text first
+		skip = 1
+	case len(texts):
+	default:
+		return nil, false
 	}
-	return keyword, semantic, hasSemantic
+	out := make([]matchedExample, 0, len(texts))
+	for i, t := range texts {
+		_, cos := hybrid.BestMatch(vec, vs[skip+i:skip+i+1])
+		out = append(out, matchedExample{Text: t.text, Kind: t.kind, Score: round3(cos)})
+	}
+	return out, true
+}
+
+// lexicalExamples scores representative queries and examples by the share
+// of the query's words they hold, leaving out those that hold none.
+func lexicalExamples(qterms, rq, ex []string) []matchedExample {
+	out := []matchedExample{}
+	if len(qterms) == 0 {
+		return out
+	}
+	add := func(kind string, texts []string) {
+		for _, t := range texts {
+			if n := overlap(terms(t), qterms); n > 0 {
+				out = append(out, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
+			}
+		}
+	}
+	add("representativeQuery", rq)
+	add("example", ex)
+	return out
 }
 
 // overlap counts the words of a that match a word of b.

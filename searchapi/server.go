@@ -27,6 +27,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // Meili is the part of a meilisearch-go client the server uses; the client
@@ -61,11 +62,16 @@ type Config struct {
 	Federation federation.Searcher
 	// Embedder enables hybrid search; nil means keyword only.
 	Embedder Embedder
-	// QueryRewriter rewrites the search text before it goes to Meilisearch
-	// (query understanding, issue 9); nil keeps the text.
+	// QueryRewriter rewrites the search text for the keyword side (query
+	// understanding, issue 9; searchapi/query.Rewrite): POST /search
+	// searches the informative terms of its output one by one, /explore
+	// sends it as q. nil searches the request's words as they are. The
+	// query vector always embeds the text as typed.
 	QueryRewriter func(text string) string
-	// SemanticRatio is Meilisearch's hybrid semanticRatio; 0 means 0.5 when
-	// an Embedder is set.
+	// SemanticRatio is the semantic share of the fused score (the keyword
+	// share is 1 - SemanticRatio); 0 (or out of 0..1) means
+	// 1 - query.DefaultKeywordWeight = 0.8, the measured best. It matters
+	// only with an Embedder.
 	SemanticRatio float64
 	// PageTokenKey signs page tokens; empty means a random key (tokens then
 	// do not survive a restart or span replicas).
@@ -95,8 +101,9 @@ type Server struct {
 	sourceJSON json.RawMessage // publicURL as a JSON string
 	viaName    string          // our name in Via headers: host[:port] of PublicURL
 	urn        string
-	ratio      float64
-	mux        *http.ServeMux
+	// keywordWeight is the keyword share of the fused score (> 0).
+	keywordWeight float64
+	mux           *http.ServeMux
 
 	mu      sync.Mutex
 	details map[string]string
@@ -146,11 +153,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if cfg.Embedder != nil {
-		s.ratio = cfg.SemanticRatio
-		if s.ratio <= 0 || s.ratio > 1 {
-			s.ratio = 0.5
-		}
+	s.keywordWeight = query.DefaultKeywordWeight
+	if r := cfg.SemanticRatio; r > 0 && r <= 1 {
+		// hybrid.Request reads a zero weight as its default: a ratio of 1
+		// (semantic only) keeps keywords as the tie-breaker.
+		s.keywordWeight = max(1-r, 1e-9)
 	}
 	if s.details == nil {
 		s.details = map[string]string{}

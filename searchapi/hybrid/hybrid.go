@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/meilisearch/meilisearch-go"
@@ -53,6 +54,18 @@ type Request struct {
 	// IDField is a filterable field that identifies documents; "" means
 	// "identifier".
 	IDField string
+	// Prefer, when set, boosts documents carrying a preferred value.
+	Prefer *Preference
+}
+
+// Preference is a soft constraint: documents whose Field (a string or an
+// array of strings) holds one of Values, compared case-insensitively, rank
+// as if their fused score were multiplied by Weight. Scored.Score stays the
+// unboosted score, so what a result shows does not depend on the boost.
+type Preference struct {
+	Field  string
+	Values []string
+	Weight float64
 }
 
 // Result is the fused ranking.
@@ -63,6 +76,8 @@ type Result struct {
 	Total int
 	// Terms are the words searched one by one.
 	Terms []string
+	// Preferred holds the IDs of hits Request.Prefer boosted.
+	Preferred map[string]bool
 }
 
 // ErrBadResponse reports a multi-search answer that does not match the request.
@@ -84,6 +99,14 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	}
 	limit := int64(max(r.Limit, query.SubQueryLimit))
 	attrs := []string{idField}
+	var prefer map[string]bool
+	if r.Prefer != nil && len(r.Prefer.Values) > 0 {
+		attrs = append(attrs, r.Prefer.Field)
+		prefer = make(map[string]bool, len(r.Prefer.Values))
+		for _, v := range r.Prefer.Values {
+			prefer[strings.ToLower(strings.TrimSpace(v))] = true
+		}
+	}
 	// The first query is the semantic list, or (keywords only) just the
 	// count of documents the filter admits, which weighs the terms.
 	first := &meilisearch.SearchRequest{IndexUID: r.Index, Filter: r.Filter, Limit: 1, AttributesToRetrieve: attrs}
@@ -107,16 +130,20 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	if len(resp.Results) != len(queries) {
 		return Result{}, fmt.Errorf("%w: %d results for %d queries", ErrBadResponse, len(resp.Results), len(queries))
 	}
+	var preferred map[string]bool
+	if prefer != nil {
+		preferred = map[string]bool{}
+	}
 	var sem []query.Hit
 	if r.Vector != nil {
-		if sem, err = scoredHits(resp.Results[0].Hits, idField); err != nil {
+		if sem, err = scoredHits(resp.Results[0].Hits, idField, r.Prefer, prefer, preferred); err != nil {
 			return Result{}, err
 		}
 	}
 	tr := make([]query.TermResult, len(terms))
 	for i, t := range terms {
 		res := resp.Results[i+1]
-		hits, err := scoredHits(res.Hits, idField)
+		hits, err := scoredHits(res.Hits, idField, r.Prefer, prefer, preferred)
 		if err != nil {
 			return Result{}, err
 		}
@@ -128,18 +155,42 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 		weight = query.DefaultKeywordWeight
 	}
 	fused := query.Fuse(sem, tr, total, weight)
+	if len(preferred) > 0 {
+		boost := func(s query.Scored) float64 {
+			if preferred[s.ID] {
+				return s.Score * r.Prefer.Weight
+			}
+			return s.Score
+		}
+		sort.SliceStable(fused, func(i, j int) bool {
+			bi, bj := boost(fused[i]), boost(fused[j])
+			if bi != bj {
+				return bi > bj
+			}
+			if fused[i].Score != fused[j].Score {
+				return fused[i].Score > fused[j].Score
+			}
+			return fused[i].ID < fused[j].ID
+		})
+	}
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: total, Terms: terms}, nil
+	return Result{Hits: fused, Total: total, Terms: terms, Preferred: preferred}, nil
 }
 
-func scoredHits(hits meilisearch.Hits, idField string) ([]query.Hit, error) {
+// scoredHits reads the identifiers and ranking scores of hits and, with a
+// preference, records in preferred the IDs whose p.Field holds a value of
+// want.
+func scoredHits(hits meilisearch.Hits, idField string, p *Preference, want, preferred map[string]bool) ([]query.Hit, error) {
 	out := make([]query.Hit, 0, len(hits))
 	for _, h := range hits {
 		var id string
 		if err := json.Unmarshal(h[idField], &id); err != nil {
 			return nil, fmt.Errorf("%w: hit without a string %s", ErrBadResponse, idField)
+		}
+		if want != nil && !preferred[id] && holdsAny(h[p.Field], want) {
+			preferred[id] = true
 		}
 		var score float64
 		if raw, ok := h["_rankingScore"]; ok {
@@ -199,6 +250,30 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 		}
 	}
 	return out, nil
+}
+
+// holdsAny reports whether raw, a JSON string or array of strings, holds a
+// value of want (lower-case keys), compared case-insensitively.
+func holdsAny(raw json.RawMessage, want map[string]bool) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var vals []string
+	if raw[0] == '"' {
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return false
+		}
+		vals = []string{v}
+	} else if json.Unmarshal(raw, &vals) != nil {
+		return false
+	}
+	for _, v := range vals {
+		if want[strings.ToLower(strings.TrimSpace(v))] {
+			return true
+		}
+	}
+	return false
 }
 
 // quote returns v as a Meilisearch filter string literal.
