@@ -108,6 +108,9 @@ func percentile(d []time.Duration, p float64) time.Duration {
 //     add-to-searchable time for one document,
 //   - freshness lag in a steady crawl of 20 catalogs a second, each with one
 //     change: Put until the write is awaited (p50, p99).
+//
+// AGENTFINDER_BENCH_RECORDS sets N (default 100,000); AGENTFINDER_BENCH_DEBUG=1
+// logs every batch ingest writes.
 func BenchmarkIndex(b *testing.B) {
 	n := benchRecords(b)
 	s := meilitest.Connect(b)
