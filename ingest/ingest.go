@@ -53,8 +53,9 @@ type Config struct {
 	// together. Default 20000.
 	BatchSize int
 	// FlushInterval is how long a batch waits for more results before it is
-	// written. Default 10ms: short, because while one batch is being written
-	// the next one fills up anyway.
+	// written, when results are arriving back to back; a result that finds
+	// the queue empty is written at once. Default 10ms: short, because while
+	// one batch is being written the next one fills up anyway.
 	FlushInterval time.Duration
 	// StaleAfterFailures marks a catalog's records stale after this many
 	// consecutive failed fetches. Default 3; negative disables.
@@ -374,9 +375,23 @@ func (ix *Indexer) run(ctx context.Context) {
 			ix.drain(ctx, b)
 			return
 		}
+		// Take what is already queued. If nothing was, the crawler is idle:
+		// write at once, for freshness. Otherwise results are arriving:
+		// linger up to FlushInterval to write them together.
+		busy := false
+	take:
+		for b.docs < ix.cfg.BatchSize && !b.forced {
+			select {
+			case it := <-ix.queue:
+				ix.add(b, it)
+				busy = true
+			default:
+				break take
+			}
+		}
 		linger := time.NewTimer(ix.cfg.FlushInterval)
 	fill:
-		for b.docs < ix.cfg.BatchSize && !b.forced {
+		for busy && b.docs < ix.cfg.BatchSize && !b.forced {
 			select {
 			case it := <-ix.queue:
 				ix.add(b, it)
