@@ -83,10 +83,13 @@ func vectorTexts(rec normalize.Record) []string {
 	return out
 }
 
-// vectorCache remembers vectors by content hash so a record whose content did
-// not change is never embedded twice (stale recovery and precedence moves
-// rewrite whole documents). It is bounded: when full it is cleared, which
-// costs at most one re-embedding per record.
+// vectorCache remembers vectors by content hash so content already embedded
+// is not embedded again when its document is rewritten whole (a record taken
+// over by another catalog with the same content, a write retried after a
+// failure). Unchanged records are never rewritten at all, and stale flags are
+// partial updates that keep the vectors, so the cache stays small: 4096
+// entries, cleared when full (at 512 dimensions and a few vectors per record,
+// tens of MB at most).
 type vectorCache struct {
 	mu  sync.Mutex
 	max int

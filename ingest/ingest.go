@@ -209,7 +209,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 			retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, poll: 3 * time.Millisecond},
 		index:   cfg.Index,
 		sources: cfg.Index + "_sources",
-		vcache:  &vectorCache{max: 50000},
+		vcache:  &vectorCache{max: 4096},
 		queue:   make(chan item, cfg.QueueSize),
 		closing: make(chan struct{}),
 		sealed:  make(chan struct{}),
