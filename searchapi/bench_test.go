@@ -20,11 +20,14 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // BenchmarkSearchVsDirect measures POST /search through the real handler over
-// loopback HTTP against the equivalent direct Meilisearch query (the exact
-// request buildSearch produces, sent with the same client), interleaved in
+// loopback HTTP against the equivalent direct Meilisearch requests (the
+// keyword-only fused search newPlan describes: hybrid.Search, then
+// hybrid.Fetch of the page, sent with the same client), interleaved in
 // the same run, with 1 and 8 clients. Records: AGENTFINDER_BENCH_RECORDS
 // (default 100000); requests per measurement: AGENTFINDER_BENCH_OPS (default
 // 2000). Run once: go test -run XXX -bench SearchVsDirect -benchtime 1x.
@@ -60,7 +63,8 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	}
 	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
 
-	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024}, nil)
+	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
+		QueryRewriter: query.Rewrite}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,10 +99,20 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		req := srv.buildSearch(context.Background(), sq, 0, sq.PageSize+1)
+		// Direct: the fused search's Meilisearch requests (one multi-search
+		// of the term sub-queries, one fetch of the page), the same ones
+		// localSearch sends, without the handler.
+		p := srv.newPlan(sq, nil)
 		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
-			r := *req
-			_, err := srv.index.SearchRawWithContext(ctx, r.Query, &r)
+			res, err := hybrid.Search(ctx, srv.cfg.Meili, p.req)
+			if err != nil {
+				return err
+			}
+			ids := make([]string, 0, sq.PageSize)
+			for _, h := range res.Hits[:min(len(res.Hits), sq.PageSize)] {
+				ids = append(ids, h.ID)
+			}
+			_, err = hybrid.Fetch(ctx, srv.cfg.Meili, name, normalize.FieldIdentifier, ids, searchAttributes, false)
 			return err
 		}})
 	}

@@ -123,9 +123,21 @@ const fillerCount = 37
 
 func newFixture(t testing.TB, mut func(*Config)) *fixture {
 	t.Helper()
+	return newFixtureEmbedded(t, mut, nil)
+}
+
+// newFixtureEmbedded is newFixture with, when emb is not nil, a
+// userProvided embedder on the index, every document's vectors laid out as
+// ingest lays them out (embedTexts) and emb as the server's Embedder.
+func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture {
+	t.Helper()
 	ms, name := meilitest.Index(t, "searchapi")
 	idx := ms.Client.Index(name)
-	task, err := idx.UpdateSettings(indexSettings())
+	st := indexSettings()
+	if emb != nil {
+		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
+	}
+	task, err := idx.UpdateSettings(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +166,9 @@ func newFixture(t testing.TB, mut func(*Config)) *fixture {
 		if strings.HasSuffix(r.Identifier, ":old-radar") {
 			d.Stale = true // what ingest does when a catalog keeps failing
 		}
+		if emb != nil {
+			d.Vectors = embedDoc(t, emb, r)
+		}
 		docs = append(docs, d)
 		f.byName[r.Identifier] = d
 	}
@@ -171,6 +186,9 @@ func newFixture(t testing.TB, mut func(*Config)) *fixture {
 		Meili:        ms.Client,
 		PageTokenKey: []byte("test-key"),
 		Now:          func() time.Time { return testNow },
+	}
+	if emb != nil {
+		cfg.Embedder = emb
 	}
 	if mut != nil {
 		mut(&cfg)

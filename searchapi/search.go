@@ -974,7 +974,7 @@ func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string
 	out := make([]matchedExample, 0, len(texts))
 	for i, t := range texts {
 		_, cos := hybrid.BestMatch(vec, vs[skip+i:skip+i+1])
-		out = append(out, matchedExample{Text: t.text, Kind: t.kind, Score: round3(cos)})
+		out = append(out, matchedExample{Text: t.text, Kind: t.kind, Score: round3(max(0, cos))})
 	}
 	return out, true
 }
