@@ -72,6 +72,8 @@ func TestVanishedDeletedOnlyAfterOK(t *testing.T) {
 	}{
 		{"failed fetch deletes nothing", failed(acme), 3},
 		{"not_modified deletes nothing", notModified(acme), 3},
+		{"an ok fetch of a document that is not JSON deletes nothing", catalog(t, acme, `<html>moved</html>`), 3},
+		{"an ok fetch of a JSON array deletes nothing", catalog(t, acme, `[1,2]`), 3},
 		{"failed fetch with an empty body deletes nothing", func() normalize.CatalogResult {
 			r := catalog(t, acme, manifest())
 			r.Status = normalize.StatusFailed

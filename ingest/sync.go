@@ -190,9 +190,19 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 		fetched = now
 	}
 	src.state.LastFetchAt = fetched
-	src.state.LastStatus = res.Status
+	status := res.Status
+	if status == normalize.StatusOK && len(res.Records) == 0 && unreadable(res.Problems) {
+		// An "ok" fetch of a document that is not a catalog at all (not
+		// JSON, not an object) must not read as "the catalog is now empty".
+		status = normalize.StatusFailed
+		ar.Status = status
+		if res.Error == "" && res.Reason == "" {
+			res.Reason = "unreadable"
+		}
+	}
+	src.state.LastStatus = status
 
-	if res.Status != normalize.StatusOK && res.Status != normalize.StatusNotModified {
+	if status != normalize.StatusOK && status != normalize.StatusNotModified {
 		// failed (or anything unknown): change nothing but the catalog's health.
 		src.state.ConsecutiveFailures++
 		src.state.LastError = res.Error
@@ -269,7 +279,7 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 		ar.Upserted++
 	}
 
-	if res.Status == normalize.StatusOK {
+	if status == normalize.StatusOK {
 		for id := range src.owned {
 			if _, ok := seen[id]; ok {
 				continue
@@ -290,6 +300,18 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 		}
 	}
 	return ar
+}
+
+// unreadable reports whether problems say the whole document could not be
+// read as a catalog.
+func unreadable(problems []normalize.Problem) bool {
+	for _, p := range problems {
+		if p.Severity == normalize.SeverityError && (p.Code == normalize.CodeInvalidJSON || p.Code == normalize.CodeNotAnObject) &&
+			(p.Path == "" || p.Path == "$") {
+			return true
+		}
+	}
+	return false
 }
 
 // wins reports whether an incoming record may replace the current one, and
