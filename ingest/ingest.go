@@ -15,6 +15,11 @@
 // Keeping ownership in the documents means it can never disagree with what
 // is actually indexed.
 //
+// Readers serve only fresh, unexpired records by filtering on
+// `stale = false AND (expiresAtTs = 0 OR expiresAtTs > <now, Unix seconds>)`:
+// ingest keeps stale records whole (flagged, never deleted by a failure) and
+// expired ones flagged by expiresAtTs, so they come back without a rewrite.
+//
 // ingest imports normalize and meilisearch-go (its calls live in store.go
 // and settings.go); it must not import crawler, searchapi or cmd.
 package ingest
