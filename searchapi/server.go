@@ -162,6 +162,15 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if s.details == nil {
 		s.details = map[string]string{}
 	}
+	if _, ok := s.details["embeddings"]; !ok {
+		// The caller knows why (serve: the model is missing or disabled);
+		// without its word, /readyz still says which search this is.
+		if cfg.Embedder == nil {
+			s.details["embeddings"] = "off: keyword search only"
+		} else {
+			s.details["embeddings"] = "on"
+		}
+	}
 	s.routes()
 	return s, nil
 }

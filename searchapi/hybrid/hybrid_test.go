@@ -167,3 +167,31 @@ func TestSearchCancelled(t *testing.T) {
 		t.Error("Search on a cancelled context succeeded")
 	}
 }
+
+// TestSearchPrefer boosts documents holding a preferred value for ranking
+// only: the hotel (type mcp) passes the other "daily" documents, not the
+// much better airline match, and keeps its unboosted score.
+func TestSearchPrefer(t *testing.T) {
+	srv, index := newIndex(t)
+	ctx := context.Background()
+	req := Request{Index: index, Text: "airline daily", Limit: 10}
+	plain, err := Search(ctx, srv.Client, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Prefer = &Preference{Field: "type", Values: []string{" MCP "}, Weight: 1.5}
+	pref, err := Search(ctx, srv.Client, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(pref)
+	if len(got) != 4 || got[0] != "urn:ai:a.test:agent:flights" || got[1] != "urn:ai:c.test:mcp:hotels" {
+		t.Fatalf("preferred order %v (plain %v), want the airline, then the hotel", got, ids(plain))
+	}
+	if i := slices.Index(ids(plain), "urn:ai:c.test:mcp:hotels"); i < 2 || plain.Hits[i].Score != pref.Hits[1].Score {
+		t.Errorf("hotel: plain rank %d; the boost changed its score or it ranked second or better already (%v)", i, ids(plain))
+	}
+	if len(pref.Preferred) != 1 || !pref.Preferred["urn:ai:c.test:mcp:hotels"] || plain.Preferred != nil {
+		t.Errorf("Preferred = %v (plain %v)", pref.Preferred, plain.Preferred)
+	}
+}

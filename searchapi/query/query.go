@@ -7,7 +7,7 @@
 //
 // # Query shape
 //
-// Fuse goes with a query shape that searchapi should use, implemented by
+// Fuse goes with the query shape POST /search uses, implemented by
 // searchapi/hybrid (measured on ../shared/relevance
 // dev_queries.jsonl with eval_test.go; figures are R@1/R@10):
 //
