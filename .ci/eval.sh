@@ -2,11 +2,13 @@
 # eval.sh is `make eval`: the relevance set of ../shared/relevance end to end.
 # It serves the set's catalogs as a fixture web (HTTPS + DNS on loopback), runs
 # two `agentfinder serve` instances against one throwaway Meilisearch (two
-# indexes): the default configuration (embeddings + query rewriting) and a
-# keyword-only one (--no-embeddings), waits until both have crawled and
-# indexed every entry, then scores each with the set's score.py (Recall@1/5/10,
-# MRR@10, nDCG@10, latency), one after the other so their latencies do not
-# compete. Needs bash, node and python3; `make eval` builds, fetches the model
+# indexes): the default configuration (embeddings + query rewriting: the
+# query vector of the text as typed fused with one keyword query per
+# informative term, semantic ratio 0.8) and a keyword-only one
+# (--no-embeddings: the same term fusion without the vector), waits until
+# both have crawled and indexed every entry, then scores each with the set's
+# score.py (Recall@1/5/10, MRR@10, nDCG@10, latency), one after the other so
+# their latencies do not compete. Needs bash, node and python3; `make eval` builds, fetches the model
 # and installs Meilisearch first.
 #
 # Environment: AGENTFINDER_RELEVANCE_DIR (default ../shared/relevance),
@@ -117,12 +119,13 @@ score() { # title port
 	echo "== $1"
 	python3 "$REL/score.py" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10
 }
-score "default: embeddings + query rewriting ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
-score "keyword only (--no-embeddings)" "$PORT_K"
+score "default: embeddings + query rewriting (term fusion, semantic ratio 0.8) ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
+score "keyword only (--no-embeddings: term fusion without the vector)" "$PORT_K"
 
 # 5. The in-process tuning harness (searchapi/query/eval_test.go) on the same
 # Meilisearch: native hybrid against term fusion, the parameter choices behind
-# the defaults. EVAL_INPROCESS=0 skips it.
+# the defaults; "rewrite, frequency" is the keyword-only path searchapi used
+# before term fusion. EVAL_INPROCESS=0 skips it.
 if [[ "${EVAL_INPROCESS:-1}" == "1" ]]; then
 	echo
 	echo "== in-process harness (query shapes measured directly against Meilisearch)"
