@@ -42,7 +42,10 @@ type Result struct {
 	// Succeeded counts catalogs fetched ok or not modified. A crawl with none
 	// is a failure for backoff purposes (nothing found, or everything broken).
 	Succeeded int `json:"succeeded"`
-	// Records is how many records the successful catalogs held.
+	// NotModified counts the succeeded catalogs that answered 304.
+	NotModified int `json:"notModified,omitempty"`
+	// Records is how many records the catalogs fetched ok held. When every
+	// catalog that succeeded was not modified, the seed keeps its count.
 	Records int `json:"records"`
 	// Refresh is the soonest refresh any catalog asked for (Cache-Control
 	// max-age, ADP ttl, the nearest expiresAt), 0 when none did.
@@ -525,7 +528,11 @@ func (s *Scheduler) runSeed(ctx context.Context, name string, start time.Time) {
 	}
 	if outcome != OutcomeAbandoned {
 		sd.Runs++
-		sd.Catalogs, sd.Succeeded, sd.Records, sd.Refresh = res.Catalogs, res.Succeeded, res.Records, res.Refresh
+		records := res.Records
+		if res.Succeeded > 0 && res.NotModified == res.Succeeded {
+			records = sd.Records // unchanged catalogs: their records are too
+		}
+		sd.Catalogs, sd.Succeeded, sd.Records, sd.Refresh = res.Catalogs, res.Succeeded, records, res.Refresh
 		sd.report = res.Report
 		if failure(outcome) {
 			sd.Failures++

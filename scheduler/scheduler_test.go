@@ -619,3 +619,22 @@ func TestRemovedAndReaddedSeedNotRunTwice(t *testing.T) {
 		t.Fatalf("peak concurrent crawls of one seed = %d", fc.peakSeed)
 	}
 }
+
+func TestNotModifiedKeepsRecordCount(t *testing.T) {
+	res := Result{Catalogs: 2, Succeeded: 2, Records: 9}
+	s, clk := newTest(t, Config{}, newFakeCrawler(func(string) (Result, error) { return res, nil }))
+	s.SetSeeds([]string{"a.test"})
+	runDue(t, s)
+	res = Result{Catalogs: 2, Succeeded: 2, NotModified: 2} // both 304: no records in the report
+	clk.Set(state(t, s, "a.test").Next)
+	runDue(t, s)
+	if st := state(t, s, "a.test"); st.Records != 9 || st.Runs != 2 {
+		t.Fatalf("after an unchanged crawl: %+v, want 9 records kept", st)
+	}
+	res = Result{Catalogs: 2, Succeeded: 2, NotModified: 1, Records: 4} // one changed
+	clk.Set(state(t, s, "a.test").Next)
+	runDue(t, s)
+	if st := state(t, s, "a.test"); st.Records != 4 {
+		t.Fatalf("after a partly changed crawl: %d records, want the report's 4", st.Records)
+	}
+}

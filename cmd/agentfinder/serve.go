@@ -447,10 +447,11 @@ func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result,
 		return scheduler.Result{}, err
 	}
 	res := scheduler.Result{
-		Catalogs:  rep.Totals.Catalogs,
-		Succeeded: rep.Totals.OK + rep.Totals.NotModified,
-		Records:   rep.Totals.Records,
-		Report:    rep,
+		Catalogs:    rep.Totals.Catalogs,
+		Succeeded:   rep.Totals.OK + rep.Totals.NotModified,
+		NotModified: rep.Totals.NotModified,
+		Records:     rep.Totals.Records,
+		Report:      rep,
 	}
 	for _, c := range rep.Catalogs {
 		if c.MaxAge > 0 && (res.Refresh == 0 || c.MaxAge < res.Refresh) {
