@@ -73,8 +73,10 @@ func (s *session) catalog(ctx context.Context, t task) {
 	if cr.Status == normalize.StatusFailed {
 		s.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
 	}
+	s.c.metrics.catalog(&cr)
 	if s.c.sink != nil {
 		if err := s.c.sink.Put(ctx, cr); err != nil {
+			s.c.metrics.sinkError()
 			s.log.Error("sink put", "url", cr.Catalog, "err", err)
 			s.mu.Lock()
 			s.report.Totals.SinkErrors++

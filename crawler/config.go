@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultUserAgent identifies the crawler; robots.txt groups are matched
@@ -96,6 +98,11 @@ type Config struct {
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	// Metrics, when set, receives the crawler's Prometheus instruments
+	// (agentfinder_crawler_*); nil records nothing. The caller owns the
+	// registry; New fails if the names are taken there.
+	Metrics prometheus.Registerer
 }
 
 func (c Config) withDefaults() Config {

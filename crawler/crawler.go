@@ -48,6 +48,7 @@ type Crawler struct {
 	transport *http.Transport
 	client    *http.Client
 	sem       chan struct{} // bounds tasks in flight across concurrent crawls
+	metrics   *metrics      // nil: no metrics
 
 	valMu      sync.Mutex
 	validators map[string]Validator
@@ -111,6 +112,9 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 		},
 		sem:        make(chan struct{}, cfg.Concurrency),
 		validators: map[string]Validator{},
+	}
+	if c.metrics, err = newMetrics(cfg.Metrics); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -268,6 +272,7 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 	rep.Totals.NotFound = s.notFound
 	rep.Totals.Skipped = s.skipped
 	rep.finish()
+	c.metrics.crawl(&rep)
 	if err := parent.Err(); err != nil {
 		return &rep, err
 	}

@@ -125,6 +125,9 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		col := s.col
 		if k != kindRobots {
 			h, err := s.robotsCheck(ctx, u)
+			if errors.Is(err, ErrRobotsDisallowed) {
+				s.c.metrics.robotsDisallowed()
+			}
 			if err != nil {
 				return nil, fmt.Errorf("get %s: %w", u, err)
 			}
@@ -238,7 +241,13 @@ func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr 
 	cctx := colly.NewContext()
 	cctx.Put(slotKey, sl)
 	s.log.Debug("request", "url", u.String())
+	start := time.Now()
 	err := col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
+	if sl.res != nil {
+		s.c.metrics.request(k, time.Since(start), len(sl.res.Body))
+	} else {
+		s.c.metrics.request(k, time.Since(start), 0)
+	}
 	switch {
 	case sl.tooLarge:
 		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.cfg.MaxBodySize)

@@ -20,8 +20,9 @@
 // ingest keeps stale records whole (flagged, never deleted by a failure) and
 // expired ones flagged by expiresAtTs, so they come back without a rewrite.
 //
-// ingest imports normalize and meilisearch-go (its calls live in store.go
-// and settings.go); it must not import crawler, searchapi or cmd.
+// ingest imports normalize, meilisearch-go (its calls live in store.go
+// and settings.go) and the Prometheus client (metrics.go); it must not
+// import crawler, searchapi or cmd.
 package ingest
 
 import (
@@ -33,6 +34,7 @@ import (
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -84,6 +86,10 @@ type Config struct {
 	// before it gives up with the last error. Default 1 minute. Writes
 	// after New retry without limit.
 	SetupTimeout time.Duration
+	// Metrics, when set, receives a collector that reads Stats at scrape
+	// time (agentfinder_ingest_*); nil exposes nothing. New fails if the
+	// names are taken in it.
+	Metrics prometheus.Registerer
 }
 
 func (c *Config) defaults() {
@@ -226,6 +232,9 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 	defer cancel()
 	if err := ix.setup(sctx); err != nil {
 		return nil, fmt.Errorf("ingest: set up index %s: %w", cfg.Index, err)
+	}
+	if err := ix.registerMetrics(cfg.Metrics); err != nil {
+		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ix.cancel = cancel

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
 )
 
@@ -118,6 +119,11 @@ type Config struct {
 	Clock Clock
 	// Logger defaults to discarding.
 	Logger *slog.Logger
+	// Metrics, when set, receives the scheduler's Prometheus instruments
+	// (agentfinder_scheduler_*: seeds by last outcome, runs by outcome,
+	// crawls running, next-run lag); nil records nothing. New fails if the
+	// names are taken in it.
+	Metrics prometheus.Registerer
 }
 
 // Persister is extra state saved in the scheduler's state file.
@@ -191,6 +197,8 @@ type Scheduler struct {
 
 	loopCancel context.CancelFunc
 	loopDone   chan struct{}
+
+	runs *prometheus.CounterVec // finished runs by outcome; nil: no metrics
 }
 
 // New checks cfg and returns a stopped Scheduler. It loads the state file if
@@ -246,6 +254,9 @@ func New(cfg Config, c Crawler) (*Scheduler, error) {
 	}
 	s.cfg.MaxBackoff = max(s.cfg.MaxBackoff, s.interval)
 	if err := s.load(); err != nil {
+		return nil, err
+	}
+	if err := s.registerMetrics(cfg.Metrics); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -509,6 +520,10 @@ func (s *Scheduler) runSeed(ctx context.Context, name string, start time.Time) {
 		outcome = OutcomeFailed
 	case res.Succeeded < res.Catalogs:
 		outcome = OutcomePartial
+	}
+
+	if s.runs != nil {
+		s.runs.WithLabelValues(outcome).Inc()
 	}
 
 	s.mu.Lock()

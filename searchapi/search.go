@@ -760,6 +760,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		if next > 0 {
 			tok = s.tokens.encode(norm, next)
 		}
+		s.metrics.observeSearch(len(hits), nil)
 		writeSearch(w, hits, nil, nil, mode != federation.ModeNone, tok)
 		return nil
 	}
@@ -785,6 +786,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.metrics.observeSearch(len(fr.Results), fr.Upstreams)
 	writeSearch(w, fr.Results, fr.Referrals, fr.Upstreams, true, fr.PageToken)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/query"
@@ -86,6 +87,12 @@ type Config struct {
 	ReadyDetails map[string]string
 	// Version is reported by /healthz.
 	Version string
+	// Metrics, when set, receives the server's Prometheus instruments
+	// (agentfinder_http_*, agentfinder_search_results,
+	// agentfinder_federation_upstream_outcomes_total,
+	// agentfinder_embeddings_enabled); nil records nothing. The caller owns
+	// the registry and serves it; New fails if the names are taken.
+	Metrics prometheus.Registerer
 }
 
 // Server serves the Agent Finder API over one index. Create it with New; it
@@ -104,6 +111,7 @@ type Server struct {
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
 	mux           *http.ServeMux
+	metrics       *metrics // nil: no metrics
 
 	mu      sync.Mutex
 	details map[string]string
@@ -171,6 +179,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 			s.details["embeddings"] = "on"
 		}
 	}
+	if s.metrics, err = newMetrics(cfg.Metrics, cfg.Embedder != nil); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -230,13 +241,19 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
 		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
-		if !s.log.Enabled(r.Context(), slog.LevelDebug) {
+		debug := s.log.Enabled(r.Context(), slog.LevelDebug)
+		if !debug && s.metrics == nil {
 			s.mux.ServeHTTP(w, r)
 			return
 		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		s.mux.ServeHTTP(sw, r)
+		// The mux set r.Pattern on this request when it routed it.
+		s.metrics.observeRequest(r.Pattern, sw.status, time.Since(start))
+		if !debug {
+			return
+		}
 		s.log.Debug("request", "correlationId", cid, "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 	})
 }

@@ -25,6 +25,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robfig/cron/v3"
 
 	"github.com/agentfinder/agentfinder/crawler"
@@ -150,6 +153,7 @@ type server struct {
 	fed       *federation.Federator
 	embedNote string // why embeddings are off, "" when on
 	handler   http.Handler
+	metrics   *prometheus.Registry // served at GET /metrics
 }
 
 func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, stderr io.Writer) int {
@@ -184,7 +188,7 @@ func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, std
 // requests, stop the scheduler (finish or abandon crawls), flush ingest,
 // stop the managed Meilisearch.
 func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logger) (err error) {
-	s := &server{opts: o, log: log, index: o.index}
+	s := &server{opts: o, log: log, index: o.index, metrics: newMetricsRegistry()}
 	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -198,6 +202,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		return err
 	}
 	ccfg.PerHostConcurrency, ccfg.Delay, ccfg.MaxCatalogsPerSeed, ccfg.DisableDNS = o.perHost, o.delay, o.maxCatalogs, o.noDNS
+	ccfg.Metrics = s.metrics
 
 	// Listen first: a taken port fails before Meilisearch starts.
 	ln, err := net.Listen("tcp", o.addr)
@@ -254,7 +259,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 
 	// Ingest.
-	icfg := ingest.Config{Index: o.index, Logger: log}
+	icfg := ingest.Config{Index: o.index, Logger: log, Metrics: s.metrics}
 	if embedder != nil {
 		icfg.Embedder = embedder
 	}
@@ -314,14 +319,20 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		Seeds:       scheduler.SeedsFrom(o.seeds, o.seedsFile),
 		Extra:       validatorState{cr},
 		Logger:      log,
+		Metrics:     s.metrics,
 	}, &seedCrawler{crawler: cr, tap: tap, learn: s.learnRegistries})
 	if err != nil {
 		return err
 	}
 	s.sched = sched
 
-	// HTTP: the search API, with the admin endpoints in front when enabled.
+	// HTTP: the search API, with the metrics and (when enabled) the admin
+	// endpoints in front.
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		MaxRequestsInFlight: 4,
+	}))
 	if o.adminToken != "" {
 		mux.Handle("/admin/", s.adminHandler(o.adminToken))
 	}
@@ -405,6 +416,19 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newMetricsRegistry is serve's own Prometheus registry (never the global
+// one, so servers side by side in one process do not collide), with the Go
+// runtime and process collectors; the packages add theirs through their
+// Config.Metrics.
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
 }
 
 // defaultPublicURL is http://<listen address>/, with "localhost" for an
@@ -762,6 +786,7 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		PageTokenKey:  tokenKey,
 		Version:       version,
 		ReadyDetails:  map[string]string{"embeddings": "on"},
+		Metrics:       s.metrics,
 	}
 	if embedder != nil {
 		cfg.Embedder = embedder
