@@ -19,8 +19,8 @@ var entryKeys = map[string]bool{
 // entry validates one catalog entry at path and, when it has no error, adds
 // its record (and, for an inline catalog, its children's).
 func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []string, host *HostInfo) {
-	var f map[string]json.RawMessage
-	if json.Unmarshal(raw, &f) != nil || f == nil {
+	f, _ := objectMembers(raw)
+	if f == nil {
 		p.problem(path, CodeInvalidType, SeverityError, "entry is a JSON %s, want an object", jsonKind(raw))
 		return
 	}
@@ -236,8 +236,8 @@ func (p *parser) nested(rec Record, path, dataKey string, depth int, chain []str
 		p.problem(path+"."+dataKey, CodeDepthExceeded, SeverityError, "inline catalog would be at nesting depth %d, deeper than the limit %d; its entries were dropped", depth+1, p.maxDepth)
 		return
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(rec.Data, &top) != nil || top == nil {
+	top, _ := objectMembers(rec.Data)
+	if top == nil {
 		return // checked by entry: data is an object
 	}
 	inner := append(append([]string(nil), chain...), rec.Identifier)
@@ -274,19 +274,19 @@ func (p *parser) strings(f map[string]json.RawMessage, k, path string) []string 
 		return nil
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if unmarshalString(raw, &s) {
 		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a string, want an array of strings; used as one item", k)
 		return []string{s}
 	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
+	list, ok := arrayItems(raw)
+	if !ok {
 		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a JSON %s, want an array of strings; ignored", k, jsonKind(raw))
 		return nil
 	}
 	var out []string
 	badAt := -1
 	for i, item := range list {
-		if json.Unmarshal(item, &s) != nil {
+		if !unmarshalString(item, &s) {
 			if badAt < 0 {
 				badAt = i
 			}

@@ -27,8 +27,14 @@ func Catalog(body []byte, opts Options) Result {
 		p.maxDepth = DefaultMaxDepth
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 BOM is common and harmless
+	// One validation pass; the pieces are then split without re-validating
+	// and alias one private copy of body (records never share the caller's
+	// buffer).
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+	if json.Valid(body) {
+		top, _ = objectMembers(bytes.Clone(body))
+	}
+	if top == nil {
 		var probe json.RawMessage
 		if err := json.Unmarshal(body, &probe); err != nil {
 			p.problem("$", CodeInvalidJSON, SeverityError, "document is not JSON: %v", err)
@@ -95,8 +101,8 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 	}
 
 	if raw, ok := present(top, "collections"); ok {
-		var list []json.RawMessage
-		if json.Unmarshal(raw, &list) != nil {
+		list, ok := arrayItems(raw)
+		if !ok {
 			p.problem(prefix+"collections", CodeInvalidType, SeverityError, "collections is a JSON %s, want an array; ignored", jsonKind(raw))
 		}
 		m.Collections = list
@@ -114,7 +120,7 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 		p.problem(prefix+"entries", CodeMissingField, SeverityError, "%s", msg)
 		return m
 	}
-	if json.Unmarshal(raw, &m.Entries) != nil {
+	if m.Entries, ok = arrayItems(raw); !ok {
 		p.problem(prefix+"entries", CodeInvalidType, SeverityError, "entries is a JSON %s, want an array", jsonKind(raw))
 		return m
 	}
@@ -130,8 +136,8 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 // host reads a host info object leniently: members of the wrong type are
 // reported and ignored.
 func (p *parser) host(raw json.RawMessage, path string) *HostInfo {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+	fields, _ := objectMembers(raw)
+	if fields == nil {
 		p.problem(path, CodeInvalidType, SeverityWarning, "host is a JSON %s, want an object", jsonKind(raw))
 		return nil
 	}
@@ -154,9 +160,9 @@ func (p *parser) host(raw json.RawMessage, path string) *HostInfo {
 // collection turns collections[i] into a link to follow.
 func (p *parser) collection(raw json.RawMessage, path string, depth int, chain []string) {
 	var u string
-	if json.Unmarshal(raw, &u) != nil { // a bare URL string is accepted too
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(raw, &fields) != nil || fields == nil {
+	if !unmarshalString(raw, &u) { // a bare URL string is accepted too
+		fields, _ := objectMembers(raw)
+		if fields == nil {
 			p.problem(path, CodeInvalidType, SeverityError, "collection is a JSON %s, want an object; ignored", jsonKind(raw))
 			return
 		}
@@ -280,7 +286,7 @@ func str(fields map[string]json.RawMessage, k string) (string, int) {
 		return "", stAbsent
 	}
 	var s string
-	if json.Unmarshal(v, &s) != nil {
+	if !unmarshalString(v, &s) {
 		return "", stWrongType
 	}
 	return s, stOK

@@ -1,0 +1,200 @@
+package normalize
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The helpers here split JSON that is already known to be valid (a piece of
+// a document json.Valid accepted) without the validation pass and copies
+// json.Unmarshal makes on every call. Each one answers exactly what the
+// json.Unmarshal call it replaces would; the values they return alias raw
+// (capacity-limited, so an append copies).
+
+// isSpace reports JSON insignificant whitespace.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// skipSpace returns the index of the first non-space byte of b at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string token starting at i.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the valid JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// objectMembers does what json.Unmarshal(raw, &m) does for a
+// map[string]json.RawMessage m, raw being valid JSON: ok is false when raw
+// is not an object; m is nil for null.
+func objectMembers(raw []byte) (m map[string]json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) {
+		return nil, false
+	}
+	switch raw[i] {
+	case 'n':
+		return nil, true
+	case '{':
+	default:
+		return nil, false
+	}
+	m = map[string]json.RawMessage{}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return m, true
+	}
+	for i < len(raw) {
+		end := skipString(raw, i)
+		var key string
+		if !decodeString(raw[i:end], &key) {
+			return nil, false
+		}
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end = skipValue(raw, i)
+		m[key] = json.RawMessage(raw[i:end:end])
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] == '}' {
+			break
+		}
+		i = skipSpace(raw, i+1) // ,
+	}
+	return m, true
+}
+
+// arrayItems does what json.Unmarshal(raw, &list) does for a
+// []json.RawMessage list, raw being valid JSON: ok is false when raw is not
+// an array; list is nil for null and empty (not nil) for [].
+func arrayItems(raw []byte) (list []json.RawMessage, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) {
+		return nil, false
+	}
+	switch raw[i] {
+	case 'n':
+		return nil, true
+	case '[':
+	default:
+		return nil, false
+	}
+	list = []json.RawMessage{}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return list, true
+	}
+	for i < len(raw) {
+		end := skipValue(raw, i)
+		list = append(list, json.RawMessage(raw[i:end:end]))
+		i = skipSpace(raw, end)
+		if i >= len(raw) || raw[i] == ']' {
+			break
+		}
+		i = skipSpace(raw, i+1) // ,
+	}
+	return list, true
+}
+
+// unmarshalString does what json.Unmarshal(raw, s) does for a string, raw
+// being valid JSON: null leaves *s as it is, another non-string fails.
+func unmarshalString(raw []byte, s *string) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) {
+		return false
+	}
+	switch raw[i] {
+	case 'n':
+		return true
+	case '"':
+		return decodeString(raw[i:], s)
+	}
+	return false
+}
+
+// decodeString decodes the string token tok (quotes included, possibly
+// followed by whitespace), the common case without escapes directly.
+func decodeString(tok []byte, s *string) bool {
+	for len(tok) > 0 && isSpace(tok[len(tok)-1]) {
+		tok = tok[:len(tok)-1]
+	}
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return false
+	}
+	body := tok[1 : len(tok)-1]
+	plain := true
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain || utf8.Valid(body) && !hasEscapeOrControl(body) {
+		*s = string(body)
+		return true
+	}
+	var v string
+	if json.Unmarshal(tok, &v) != nil {
+		return false
+	}
+	*s = v
+	return true
+}
+
+func hasEscapeOrControl(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
