@@ -54,11 +54,17 @@ func Enrich(rec *Record, contentType string, body []byte) []Problem {
 // mapArtifact maps an artifact document of canonical type t into rec. Problem
 // paths are relative to the document.
 func mapArtifact(rec *Record, t string, doc json.RawMessage) []Problem {
-	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
 	var v any
-	if err := d.Decode(&v); err != nil {
-		return []Problem{{Path: "$", Code: CodeInvalidArtifact, Severity: SeverityWarning, Message: "artifact is not JSON: " + err.Error()}}
+	if json.Valid(doc) {
+		v = decodeAny(doc) // one validation pass, no copy of doc
+	} else {
+		// The decoder takes the first value of doc and ignores what follows;
+		// its error says what is wrong.
+		d := json.NewDecoder(bytes.NewReader(doc))
+		d.UseNumber()
+		if err := d.Decode(&v); err != nil {
+			return []Problem{{Path: "$", Code: CodeInvalidArtifact, Severity: SeverityWarning, Message: "artifact is not JSON: " + err.Error()}}
+		}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

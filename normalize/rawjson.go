@@ -198,3 +198,65 @@ func hasEscapeOrControl(b []byte) bool {
 	}
 	return false
 }
+
+// decodeAny does what a json.Decoder with UseNumber decoding into an any
+// does, for raw that json.Valid accepts: objects become map[string]any (the
+// last of duplicate keys wins), arrays []any, numbers json.Number.
+func decodeAny(raw []byte) any {
+	v, _ := decodeAnyAt(raw, skipSpace(raw, 0))
+	return v
+}
+
+// decodeAnyAt decodes the valid value starting at i and returns it with the
+// index just past it.
+func decodeAnyAt(raw []byte, i int) (any, int) {
+	switch raw[i] {
+	case '{':
+		m := map[string]any{}
+		i = skipSpace(raw, i+1)
+		if raw[i] == '}' {
+			return m, i + 1
+		}
+		for {
+			end := skipString(raw, i)
+			var key string
+			decodeString(raw[i:end], &key)
+			i = skipSpace(raw, skipSpace(raw, end)+1) // :
+			m[key], i = decodeAnyAt(raw, i)
+			i = skipSpace(raw, i)
+			if raw[i] == '}' {
+				return m, i + 1
+			}
+			i = skipSpace(raw, i+1) // ,
+		}
+	case '[':
+		list := []any{}
+		i = skipSpace(raw, i+1)
+		if raw[i] == ']' {
+			return list, i + 1
+		}
+		for {
+			var v any
+			v, i = decodeAnyAt(raw, i)
+			list = append(list, v)
+			i = skipSpace(raw, i)
+			if raw[i] == ']' {
+				return list, i + 1
+			}
+			i = skipSpace(raw, i+1) // ,
+		}
+	case '"':
+		end := skipString(raw, i)
+		var s string
+		decodeString(raw[i:end], &s)
+		return s, end
+	case 't':
+		return true, i + 4
+	case 'f':
+		return false, i + 5
+	case 'n':
+		return nil, i + 4
+	}
+	end := skipValue(raw, i)
+	return json.Number(raw[i:end]), end
+}

@@ -1,0 +1,83 @@
+package normalize
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestRawHelpersMatchEncodingJSON checks the helpers that split validated
+// JSON against the encoding/json calls they replace, on every JSON file in
+// testdata and ../shared/realworld, each of their members and hard cases.
+func TestRawHelpersMatchEncodingJSON(t *testing.T) {
+	var docs [][]byte
+	for _, s := range canonicalCases {
+		docs = append(docs, []byte(s))
+	}
+	for _, dir := range []string{"testdata", sharedRealworld} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+				if b, err := os.ReadFile(p); err == nil {
+					docs = append(docs, b)
+				}
+			}
+			return nil
+		})
+	}
+	// Add every member and item one level down, where most calls happen.
+	for _, doc := range docs[:len(docs):len(docs)] {
+		if !json.Valid(doc) {
+			continue
+		}
+		m, _ := objectMembers(doc)
+		for _, v := range m {
+			docs = append(docs, v)
+		}
+		l, _ := arrayItems(doc)
+		for _, v := range l {
+			docs = append(docs, v)
+		}
+	}
+	checked := 0
+	for _, doc := range docs {
+		if !json.Valid(doc) {
+			continue
+		}
+		checked++
+		d := json.NewDecoder(bytes.NewReader(doc))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatalf("%.60q: %v", doc, err)
+		}
+		if got := decodeAny(doc); !reflect.DeepEqual(got, want) {
+			t.Errorf("decodeAny(%.60q) = %v, want %v", doc, got, want)
+		}
+
+		var wm map[string]json.RawMessage
+		werr := json.Unmarshal(doc, &wm)
+		gm, ok := objectMembers(doc)
+		if ok != (werr == nil) || !reflect.DeepEqual(gm, wm) {
+			t.Errorf("objectMembers(%.60q) = %v, %v; want %v, %v", doc, gm, ok, wm, werr)
+		}
+		var wl []json.RawMessage
+		werr = json.Unmarshal(doc, &wl)
+		gl, ok := arrayItems(doc)
+		if ok != (werr == nil) || !reflect.DeepEqual(gl, wl) {
+			t.Errorf("arrayItems(%.60q) = %v, %v; want %v, %v", doc, gl, ok, wl, werr)
+		}
+		ws, gs := "keep", "keep"
+		werr = json.Unmarshal(doc, &ws)
+		if ok := unmarshalString(doc, &gs); ok != (werr == nil) || ok && gs != ws {
+			t.Errorf("unmarshalString(%.60q) = %q, %v; want %q, %v", doc, gs, ok, ws, werr)
+		}
+	}
+	if checked < 200 {
+		t.Errorf("only %d valid documents checked", checked)
+	}
+}
