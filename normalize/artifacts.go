@@ -44,7 +44,7 @@ func Enrich(rec *Record, contentType string, body []byte) []Problem {
 			Message: fmt.Sprintf("artifact served as %s, not JSON", ct)})
 	}
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
-	probs = append(probs, mapArtifact(rec, t, body)...)
+	probs = append(probs, mapArtifact(rec, t, body, json.Valid(body))...)
 	// The record changes when its artifact does, so ingest must see a new hash.
 	sum := sha256.Sum256([]byte(rec.ContentHash + ":" + ContentHash(body)))
 	rec.ContentHash = hex.EncodeToString(sum[:])
@@ -52,10 +52,10 @@ func Enrich(rec *Record, contentType string, body []byte) []Problem {
 }
 
 // mapArtifact maps an artifact document of canonical type t into rec. Problem
-// paths are relative to the document.
-func mapArtifact(rec *Record, t string, doc json.RawMessage) []Problem {
+// paths are relative to the document. valid says json.Valid(doc) holds.
+func mapArtifact(rec *Record, t string, doc json.RawMessage, valid bool) []Problem {
 	var v any
-	if json.Valid(doc) {
+	if valid {
 		v = decodeAny(doc) // one validation pass, no copy of doc
 	} else {
 		// The decoder takes the first value of doc and ignores what follows;

@@ -203,7 +203,7 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 
 	// the artifact: inline data is mapped now, a url is left to the crawler
 	if rec.Data != nil && mappable(rec.Type) {
-		for _, pr := range mapArtifact(&rec, rec.Type, rec.Data) {
+		for _, pr := range mapArtifact(&rec, rec.Type, rec.Data, true) { // a piece of the validated body
 			pr.Path = path + "." + dataKey + pathSuffix(pr.Path)
 			p.res.Problems = append(p.res.Problems, pr)
 		}
