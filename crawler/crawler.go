@@ -126,9 +126,10 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 	return c, nil
 }
 
-// Close releases idle connections. The Crawler must not be used after.
+// Close releases idle connections (HTTP and DNS). The Crawler must not be used after.
 func (c *Crawler) Close() error {
 	c.transport.CloseIdleConnections()
+	c.res.close()
 	return nil
 }
 

@@ -23,7 +23,15 @@ type resolver struct {
 
 	mu    sync.Mutex
 	cache map[string]addrEntry // host -> addresses, for server mode
+
+	// conns keeps idle UDP sockets to server for reuse: a socket per query
+	// costs a dial and a close each time. A reply to an earlier query that
+	// timed out is skipped by its ID (miekg/dns does so on packet conns).
+	conns chan *dns.Conn
 }
+
+// maxIdleDNSConns bounds the idle UDP sockets a resolver keeps.
+const maxIdleDNSConns = 32
 
 type addrEntry struct {
 	addrs   []netip.Addr
@@ -34,7 +42,20 @@ type addrEntry struct {
 const maxAddrTTL = time.Minute
 
 func newResolver(server string) *resolver {
-	return &resolver{server: server, timeout: 5 * time.Second, cache: map[string]addrEntry{}}
+	return &resolver{server: server, timeout: 5 * time.Second, cache: map[string]addrEntry{},
+		conns: make(chan *dns.Conn, maxIdleDNSConns)}
+}
+
+// close releases the idle sockets.
+func (r *resolver) close() {
+	for {
+		select {
+		case co := <-r.conns:
+			co.Close()
+		default:
+			return
+		}
+	}
 }
 
 // lookupAddrs returns the addresses of host; errors wrap ErrDNS.
@@ -125,7 +146,15 @@ func (r *resolver) exchange(ctx context.Context, name string, qtype uint16) (*dn
 	m.RecursionDesired = true
 	m.SetEdns0(4096, false)
 	c := &dns.Client{Net: "udp", Timeout: r.timeout}
-	in, _, err := c.ExchangeContext(ctx, m, server)
+	var (
+		in  *dns.Msg
+		err error
+	)
+	if r.server != "" {
+		in, err = r.exchangeUDP(ctx, c, m)
+	} else {
+		in, _, err = c.ExchangeContext(ctx, m, server)
+	}
 	if err == nil && in.Truncated {
 		c.Net = "tcp"
 		in, _, err = c.ExchangeContext(ctx, m, server)
@@ -138,6 +167,32 @@ func (r *resolver) exchange(ctx context.Context, name string, qtype uint16) (*dn
 	}
 	if in.Rcode != dns.RcodeSuccess && in.Rcode != dns.RcodeNameError {
 		return nil, fmt.Errorf("%w: %s %s: %s", ErrDNS, dns.TypeToString[qtype], name, dns.RcodeToString[in.Rcode])
+	}
+	return in, nil
+}
+
+// exchangeUDP is c.ExchangeContext over an idle socket to the configured
+// server when there is one. A socket goes back to the pool only after a
+// clean exchange, so none is left with a reply in flight but a late one.
+func (r *resolver) exchangeUDP(ctx context.Context, c *dns.Client, m *dns.Msg) (*dns.Msg, error) {
+	var co *dns.Conn
+	select {
+	case co = <-r.conns:
+	default:
+		var err error
+		if co, err = c.DialContext(ctx, r.server); err != nil {
+			return nil, err
+		}
+	}
+	in, _, err := c.ExchangeWithConnContext(ctx, m, co)
+	if err != nil {
+		co.Close()
+		return nil, err
+	}
+	select {
+	case r.conns <- co:
+	default:
+		co.Close()
 	}
 	return in, nil
 }
