@@ -164,7 +164,7 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 	rec.Capabilities = p.strings(f, "capabilities", path)
 	rec.RepresentativeQueries = p.strings(f, "representativeQueries", path)
 	if raw, ok := present(f, "metadata"); ok {
-		if json.Unmarshal(raw, &rec.Metadata) != nil || rec.Metadata == nil {
+		if rec.Metadata, ok = decodeObject(raw); !ok || rec.Metadata == nil {
 			rec.Metadata = nil
 			warn(".metadata", CodeInvalidType, "metadata is a JSON %s, want an object; ignored", jsonKind(raw))
 		}

@@ -49,6 +49,9 @@ func Catalog(body []byte, opts Options) Result {
 	}
 	p.res.Manifest = p.catalog(top, "", len(opts.Path), chain, nil)
 	p.compact()
+	if len(p.res.Records) == 0 {
+		p.res.Records = nil // as when nothing was appended
+	}
 	return p.res
 }
 
@@ -126,6 +129,11 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 	}
 	if m.Entries == nil {
 		m.Entries = []json.RawMessage{}
+	}
+	if p.res.Records == nil && len(m.Entries) > 0 {
+		// Most entries become records: one allocation instead of doublings.
+		p.res.Records = make([]Record, 0, len(m.Entries))
+		p.paths = make([]string, 0, len(m.Entries))
 	}
 	for i, e := range m.Entries {
 		p.entry(e, fmt.Sprintf("%sentries[%d]", prefix, i), depth, chain, host)

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -203,29 +204,50 @@ func hasEscapeOrControl(b []byte) bool {
 // does, for raw that json.Valid accepts: objects become map[string]any (the
 // last of duplicate keys wins), arrays []any, numbers json.Number.
 func decodeAny(raw []byte) any {
-	v, _ := decodeAnyAt(raw, skipSpace(raw, 0))
+	v, _, _ := decodeAnyAt(raw, skipSpace(raw, 0), true)
 	return v
 }
 
+// decodeObject does what json.Unmarshal(raw, &m) does for a map[string]any
+// m (numbers become float64), raw being valid JSON: ok is false when raw is
+// not an object or holds a number out of float64's range; m is nil for null.
+func decodeObject(raw []byte) (m map[string]any, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' && raw[i] != 'n' {
+		return nil, false
+	}
+	v, _, ok := decodeAnyAt(raw, i, false)
+	if !ok {
+		return nil, false
+	}
+	m, _ = v.(map[string]any)
+	return m, true
+}
+
 // decodeAnyAt decodes the valid value starting at i and returns it with the
-// index just past it.
-func decodeAnyAt(raw []byte, i int) (any, int) {
+// index just past it; numbers are json.Number when useNumber, else float64
+// (false when one does not fit).
+func decodeAnyAt(raw []byte, i int, useNumber bool) (any, int, bool) {
+	ok := true
 	switch raw[i] {
 	case '{':
 		m := map[string]any{}
 		i = skipSpace(raw, i+1)
 		if raw[i] == '}' {
-			return m, i + 1
+			return m, i + 1, true
 		}
 		for {
 			end := skipString(raw, i)
 			var key string
 			decodeString(raw[i:end], &key)
 			i = skipSpace(raw, skipSpace(raw, end)+1) // :
-			m[key], i = decodeAnyAt(raw, i)
+			var v any
+			var vok bool
+			v, i, vok = decodeAnyAt(raw, i, useNumber)
+			m[key], ok = v, ok && vok
 			i = skipSpace(raw, i)
 			if raw[i] == '}' {
-				return m, i + 1
+				return m, i + 1, ok
 			}
 			i = skipSpace(raw, i+1) // ,
 		}
@@ -233,15 +255,16 @@ func decodeAnyAt(raw []byte, i int) (any, int) {
 		list := []any{}
 		i = skipSpace(raw, i+1)
 		if raw[i] == ']' {
-			return list, i + 1
+			return list, i + 1, true
 		}
 		for {
 			var v any
-			v, i = decodeAnyAt(raw, i)
-			list = append(list, v)
+			var vok bool
+			v, i, vok = decodeAnyAt(raw, i, useNumber)
+			list, ok = append(list, v), ok && vok
 			i = skipSpace(raw, i)
 			if raw[i] == ']' {
-				return list, i + 1
+				return list, i + 1, ok
 			}
 			i = skipSpace(raw, i+1) // ,
 		}
@@ -249,14 +272,18 @@ func decodeAnyAt(raw []byte, i int) (any, int) {
 		end := skipString(raw, i)
 		var s string
 		decodeString(raw[i:end], &s)
-		return s, end
+		return s, end, true
 	case 't':
-		return true, i + 4
+		return true, i + 4, true
 	case 'f':
-		return false, i + 5
+		return false, i + 5, true
 	case 'n':
-		return nil, i + 4
+		return nil, i + 4, true
 	}
 	end := skipValue(raw, i)
-	return json.Number(raw[i:end]), end
+	if useNumber {
+		return json.Number(raw[i:end]), end, true
+	}
+	f, err := strconv.ParseFloat(string(raw[i:end]), 64)
+	return f, end, err == nil
 }

@@ -19,6 +19,7 @@ func TestRawHelpersMatchEncodingJSON(t *testing.T) {
 	for _, s := range canonicalCases {
 		docs = append(docs, []byte(s))
 	}
+	docs = append(docs, []byte(`{"big":1e400,"ok":1}`), []byte(`{"a":[1e-400,-0,2.5E3]}`), []byte(`{"a":{"b":[-1e309]}}`))
 	for _, dir := range []string{"testdata", sharedRealworld} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
@@ -59,8 +60,14 @@ func TestRawHelpersMatchEncodingJSON(t *testing.T) {
 			t.Errorf("decodeAny(%.60q) = %v, want %v", doc, got, want)
 		}
 
+		var wa map[string]any
+		werr := json.Unmarshal(doc, &wa)
+		if ga, ok := decodeObject(doc); ok != (werr == nil) || ok && !reflect.DeepEqual(ga, wa) {
+			t.Errorf("decodeObject(%.60q) = %v, %v; want %v, %v", doc, ga, ok, wa, werr)
+		}
+
 		var wm map[string]json.RawMessage
-		werr := json.Unmarshal(doc, &wm)
+		werr = json.Unmarshal(doc, &wm)
 		gm, ok := objectMembers(doc)
 		if ok != (werr == nil) || !reflect.DeepEqual(gm, wm) {
 			t.Errorf("objectMembers(%.60q) = %v, %v; want %v, %v", doc, gm, ok, wm, werr)
