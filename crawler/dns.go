@@ -31,7 +31,7 @@ type resolver struct {
 }
 
 // maxIdleDNSConns bounds the idle UDP sockets a resolver keeps.
-const maxIdleDNSConns = 32
+const maxIdleDNSConns = 64
 
 type addrEntry struct {
 	addrs   []netip.Addr
@@ -83,8 +83,18 @@ func (r *resolver) lookupAddrs(ctx context.Context, host string) ([]netip.Addr, 
 		ttl   = maxAddrTTL
 		errs  []error
 	)
-	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
-		msg, err := r.exchange(ctx, host, qt)
+	// A and AAAA are asked side by side (one round trip, not two) and
+	// read in that order.
+	var (
+		msgs [2]*dns.Msg
+		qerr [2]error
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() { msgs[1], qerr[1] = r.exchange(ctx, host, dns.TypeAAAA) })
+	msgs[0], qerr[0] = r.exchange(ctx, host, dns.TypeA)
+	wg.Wait()
+	for i := range msgs {
+		msg, err := msgs[i], qerr[i]
 		if err != nil {
 			errs = append(errs, err)
 			continue

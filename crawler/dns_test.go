@@ -11,7 +11,7 @@ import (
 )
 
 // TestResolverReusesSocketsAndSkipsStaleReplies checks the resolver's pool
-// of UDP sockets: lookups of several hosts go over one reused socket, and a
+// of UDP sockets: lookups of several hosts go over reused sockets, and a
 // stray reply with another ID (as a late answer to a timed-out query would
 // be) is skipped rather than taken for the answer.
 func TestResolverReusesSocketsAndSkipsStaleReplies(t *testing.T) {
@@ -57,10 +57,11 @@ func TestResolverReusesSocketsAndSkipsStaleReplies(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ports) != 1 {
-		t.Errorf("6 queries came from %d sockets, want 1 reused socket", len(ports))
+	// A and AAAA of one host are asked side by side: two sockets at most.
+	if len(ports) < 1 || len(ports) > 2 {
+		t.Errorf("6 queries came from %d sockets, want 1 or 2 reused ones", len(ports))
 	}
-	if len(r.conns) != 1 {
-		t.Errorf("idle sockets = %d, want 1", len(r.conns))
+	if n := len(r.conns); n != len(ports) {
+		t.Errorf("idle sockets = %d, want the %d used", n, len(ports))
 	}
 }
