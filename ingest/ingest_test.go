@@ -330,6 +330,9 @@ func TestSettingsAppliedOnce(t *testing.T) {
 	if s.Pagination.MaxTotalHits != maxTotalHits || !slices.Contains(s.FilterableAttributes, normalize.FieldExpiresAtTs) {
 		t.Fatalf("settings = %+v", s)
 	}
+	if s.ProximityPrecision != meilisearch.ByAttribute || s.FacetSearch {
+		t.Fatalf("proximityPrecision = %q, facetSearch = %v; want byAttribute, false", s.ProximityPrecision, s.FacetSearch)
+	}
 	if len(s.Embedders) != 0 {
 		t.Fatalf("embedders without an Embedder: %v", s.Embedders)
 	}

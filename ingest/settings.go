@@ -95,6 +95,15 @@ const maxTotalHits = 100000
 // maxValuesPerFacet is enough for a tag or publisher facet list on a page.
 const maxValuesPerFacet = 200
 
+// proximityPrecision "byAttribute": the proximity rule only asks whether
+// query words share an attribute, not how many words apart they are. Word
+// distances are the most expensive data Meilisearch keeps up to date: with
+// "byWord" (the default) a one-document update on a 100,000-record index
+// took about 195 ms of Meilisearch task time, with "byAttribute" about
+// 135 ms (measured in one run, facetSearch already off). Our fields are short
+// and "attribute" already ranks before "proximity", so little is lost.
+const proximityPrecision = meilisearch.ByAttribute
+
 // desiredSettings returns the index settings for an embedder of dims
 // dimensions (0: none).
 func desiredSettings(dims int) *meilisearch.Settings {
@@ -107,6 +116,14 @@ func desiredSettings(dims int) *meilisearch.Settings {
 		TypoTolerance:        &tt,
 		Pagination:           &meilisearch.Pagination{MaxTotalHits: maxTotalHits},
 		Faceting:             &meilisearch.Faceting{MaxValuesPerFacet: maxValuesPerFacet},
+		ProximityPrecision:   proximityPrecision,
+		// FacetSearch stays false: /explore counts facet values (facet
+		// distribution) but nothing searches within them, and keeping the
+		// facet-search structures cost about 30 ms per one-document update
+		// on a 100,000-record index (225 ms -> 195 ms task time). The field
+		// is omitted from a settings update when false, so applySettings
+		// writes it on its own.
+		FacetSearch: false,
 	}
 	if dims > 0 {
 		s.Embedders = map[string]meilisearch.Embedder{
@@ -130,6 +147,9 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 		!slices.Equal(cur.SearchableAttributes, want.SearchableAttributes) ||
 		!sameSet(cur.FilterableAttributes, want.FilterableAttributes) ||
 		!sameSet(cur.SortableAttributes, want.SortableAttributes) {
+		return false
+	}
+	if cur.ProximityPrecision != want.ProximityPrecision || cur.FacetSearch != want.FacetSearch {
 		return false
 	}
 	if cur.Pagination == nil || cur.Pagination.MaxTotalHits != want.Pagination.MaxTotalHits {
@@ -198,6 +218,15 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 	})
 	if err != nil {
 		return false, false, err
+	}
+	if cur.FacetSearch != want.FacetSearch {
+		// UpdateSettings drops facetSearch when it is false (omitempty).
+		err = s.write(ctx, "update facet search of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return s.client.Index(index).UpdateFacetSearchWithContext(ctx, want.FacetSearch)
+		})
+		if err != nil {
+			return false, false, err
+		}
 	}
 	return true, embeddersChanged, nil
 }
