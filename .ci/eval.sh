@@ -18,6 +18,7 @@
 # in-process harness that ends the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. .ci/fixtures-lib.sh
 
 # A throwaway Meilisearch unless MEILI_URL names one.
 if [[ -z "${MEILI_URL:-}" ]]; then
@@ -51,18 +52,8 @@ freeport() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.
 # 1. The fixture web over the relevance catalogs only.
 "$BIN" fixtures --json --no-world --root "$REL/catalogs" >"$WORK/fixtures.out" 2>"$WORK/fixtures.log" &
 PIDS+=($!)
-for _ in $(seq 1 300); do
-	[[ -s "$WORK/fixtures.out" ]] && break
-	kill -0 "${PIDS[0]}" 2>/dev/null || { cat "$WORK/fixtures.log" >&2; echo "eval: the fixture web exited" >&2; exit 1; }
-	sleep 0.1
-done
-[[ -s "$WORK/fixtures.out" ]] || { echo "eval: the fixture web printed nothing in 30s" >&2; exit 1; }
-mapfile -d '' FIX_ARGS < <(node -e '
-	const info = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]);
-	const out = [...info.flags];
-	for (const s of info.seeds) out.push("--seed", s);
-	process.stdout.write(out.map(a => a + "\0").join(""));
-' "$WORK/fixtures.out")
+wait_fixtures "${PIDS[0]}" "$WORK/fixtures.out" "$WORK/fixtures.log" eval
+mapfile -d '' FIX_ARGS < <(fixture_args "$WORK/fixtures.out")
 
 # 2. Two serve instances: default (hybrid + rewrite) and keyword only.
 SUFFIX="$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"

@@ -6,6 +6,7 @@
 # Ctrl-C stops everything it started. Needs only bash and node (no curl, jq or python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. .ci/fixtures-lib.sh
 
 BIN=./bin/agentfinder
 ADDR="${AGENTFINDER_ADDR:-127.0.0.1:8080}"
@@ -47,21 +48,8 @@ FIX_OUT="$DATA/fixtures.out"
 : >"$FIX_OUT"
 "${DETACH[@]}" "$BIN" fixtures --json >"$FIX_OUT" 2>"$DATA/fixtures.log" &
 FIX_PID=$!
-for _ in $(seq 1 300); do
-	[[ -s "$FIX_OUT" ]] && break
-	kill -0 "$FIX_PID" 2>/dev/null || { cat "$DATA/fixtures.log" >&2; echo "run: the fixture web exited" >&2; exit 1; }
-	sleep 0.1
-done
-[[ -s "$FIX_OUT" ]] || { echo "run: the fixture web printed nothing in 30s" >&2; exit 1; }
-
-# Flags and one --seed per seed, NUL-separated so paths with spaces survive.
-mapfile -d '' SERVE_ARGS < <(node -e '
-	const line = require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0];
-	const info = JSON.parse(line);
-	const out = [...info.flags];
-	for (const s of info.seeds) out.push("--seed", s);
-	process.stdout.write(out.map(a => a + "\0").join(""));
-' "$FIX_OUT")
+wait_fixtures "$FIX_PID" "$FIX_OUT" "$DATA/fixtures.log" run
+mapfile -d '' SERVE_ARGS < <(fixture_args "$FIX_OUT")
 
 # 2. serve.
 MODEL_ARGS=()
