@@ -264,13 +264,19 @@ func (m *Managed) closeLog() {
 	}
 }
 
+// take detaches the running process, if any, so exactly one caller stops it.
+func (m *Managed) take() (*exec.Cmd, chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cmd, exit := m.cmd, m.exit
+	m.cmd = nil
+	return cmd, exit
+}
+
 // Stop stops the process: SIGTERM, then SIGKILL after 10 seconds. It is
 // safe to call more than once.
 func (m *Managed) Stop() error {
-	m.mu.Lock()
-	cmd, exit := m.cmd, m.exit
-	m.cmd = nil
-	m.mu.Unlock()
+	cmd, exit := m.take()
 	if cmd == nil {
 		return nil
 	}
@@ -289,10 +295,7 @@ func (m *Managed) Stop() error {
 
 // Kill stops the process abruptly with SIGKILL, as a crash would.
 func (m *Managed) Kill() error {
-	m.mu.Lock()
-	cmd, exit := m.cmd, m.exit
-	m.cmd = nil
-	m.mu.Unlock()
+	cmd, exit := m.take()
 	if cmd == nil {
 		return nil
 	}
