@@ -324,6 +324,3 @@ func (m *Managed) Start(ctx context.Context) error {
 	}
 	return m.start(ctx)
 }
-
-// Restart restarts m; see (*Managed).Restart.
-func Restart(ctx context.Context, m *Managed) error { return m.Restart(ctx) }
