@@ -8,34 +8,17 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 )
 
 // Filters are built here and only here. Every value a client sends is passed
-// through quote, so user text never becomes filter syntax: it is always a
+// through hybrid.Quote, so user text never becomes filter syntax: it is always a
 // double-quoted Meilisearch string with backslashes and quotes escaped. Field
 // names never come from the client; they are the normalize.Field* constants.
 // Meilisearch compares filter strings case-insensitively.
 
-// quote returns v as a Meilisearch filter string literal.
-func quote(v string) string {
-	var b strings.Builder
-	b.Grow(len(v) + 2)
-	b.WriteByte('"')
-	for _, r := range v {
-		switch r {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // eqExpr is `field = "v"`.
-func eqExpr(field, v string) string { return field + " = " + quote(v) }
+func eqExpr(field, v string) string { return field + " = " + hybrid.Quote(v) }
 
 // inExpr is `field IN ["a", "b"]`: the document's field (or one element of
 // an array field) equals one of vals.
@@ -43,17 +26,7 @@ func inExpr(field string, vals []string) string {
 	if len(vals) == 1 {
 		return eqExpr(field, vals[0])
 	}
-	var b strings.Builder
-	b.WriteString(field)
-	b.WriteString(" IN [")
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quote(v))
-	}
-	b.WriteByte(']')
-	return b.String()
+	return hybrid.In(field, vals)
 }
 
 // andExpr joins non-empty expressions with AND, each in parentheses.

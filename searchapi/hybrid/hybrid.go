@@ -217,17 +217,7 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 	if attrs != nil && !slices.Contains(attrs, idField) {
 		attrs = append(slices.Clip(attrs), idField)
 	}
-	var f strings.Builder
-	f.WriteString(idField)
-	f.WriteString(" IN [")
-	for i, id := range ids {
-		if i > 0 {
-			f.WriteString(", ")
-		}
-		f.WriteString(quote(id))
-	}
-	f.WriteString("]")
-	req := &meilisearch.SearchRequest{IndexUID: index, Filter: f.String(), Limit: int64(len(ids)),
+	req := &meilisearch.SearchRequest{IndexUID: index, Filter: In(idField, ids), Limit: int64(len(ids)),
 		AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
 	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: []*meilisearch.SearchRequest{req}})
 	if err != nil {
@@ -276,10 +266,39 @@ func holdsAny(raw json.RawMessage, want map[string]bool) bool {
 	return false
 }
 
-// quote returns v as a Meilisearch filter string literal.
-func quote(v string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-	return `"` + r.Replace(v) + `"`
+// Quote returns v as a Meilisearch filter string literal: double-quoted,
+// backslashes and quotes escaped, so a value never becomes filter syntax.
+func Quote(v string) string {
+	var b strings.Builder
+	b.Grow(len(v) + 2)
+	b.WriteByte('"')
+	for _, r := range v {
+		switch r {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// In is the filter `field IN ["a", "b"]`, each value Quoted: the document's
+// field (or one element of an array field) equals one of vals.
+func In(field string, vals []string) string {
+	var b strings.Builder
+	b.WriteString(field)
+	b.WriteString(" IN [")
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(Quote(v))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // Vectors returns the embeddings a hit fetched with vectors holds for the
