@@ -92,22 +92,9 @@ func (c *cli) parse(args []string, getenv func(string) (string, bool)) error {
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
-	// Flags may follow positional arguments ("search weather --json").
-	var positional []string
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			return err
-		}
-		rest := c.fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
+	positional, err := parseInterspersed(c.fs, args)
+	if err != nil {
+		return err
 	}
 	c.args = positional
 	given := map[string]bool{}
@@ -135,6 +122,26 @@ func (c *cli) parse(args []string, getenv func(string) (string, bool)) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// parseInterspersed parses args with fs, letting flags follow positional
+// arguments ("search weather --json"); everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }
 
 // parseOrExit runs parse and turns its outcome into an exit code: -1 to go

@@ -44,24 +44,12 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			"1 errors found, 2 the file or URL could not be read or usage is wrong.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	var positional []string
-	for { // flags may follow the path
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+	positional, err := parseInterspersed(fs, args) // flags may follow the path
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			positional = append(positional, rest...)
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
+		return 2
 	}
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "agentfinder validate: want exactly one PATH or URL")
@@ -77,7 +65,6 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 
 	var body []byte
-	var err error
 	if isHTTPURL(target) {
 		var final string
 		body, final, err = fetchManifest(ctx, target)
