@@ -396,26 +396,11 @@ func allowedHost(host string, patterns []string) bool {
 	return false
 }
 
-// isDomain reports a syntactically valid domain name with at least two
-// labels and a non-numeric top-level label (so not an IP address).
+// isDomain reports a syntactically valid, lower-case domain name with at
+// least two labels and a non-numeric top-level label (so not an IP address),
+// as normalize checks publisher domains. s must already be in the form
+// normalize returns (lower case, no trailing dot).
 func isDomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	labels := strings.Split(s, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	for _, l := range labels {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for _, c := range l {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	tld := labels[len(labels)-1]
-	return strings.IndexFunc(tld, func(r rune) bool { return r < '0' || r > '9' }) >= 0
+	d, ok := normalize.IdentityDomain(s)
+	return ok && d == s
 }
