@@ -122,35 +122,27 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		ops = append(ops, &op{kind: "sources", t: ix.st.upsertTask(ix.sources, states), srcs: srcs})
 	}
 
-	// Enqueue everything, then await in order.
-	for _, o := range ops {
-		if fatal != nil {
-			break
-		}
-		tasks++
-		if err := ix.st.enqueue(ctx, o.t); err != nil {
-			if ctx.Err() != nil {
-				fatal = err
-				break
+	// Enqueue everything, then await in order. each runs step on every op
+	// that has not failed yet; an error once ctx ended stops the commit.
+	each := func(step func(o *op) error) {
+		for _, o := range ops {
+			if fatal != nil {
+				return
 			}
-			o.err = err
+			if o.err != nil {
+				continue
+			}
+			if err := step(o); err != nil {
+				if ctx.Err() != nil {
+					fatal = err
+					return
+				}
+				o.err = err
+			}
 		}
 	}
-	for _, o := range ops {
-		if fatal != nil {
-			break
-		}
-		if o.err != nil {
-			continue
-		}
-		if err := ix.st.finish(ctx, o.t); err != nil {
-			if ctx.Err() != nil {
-				fatal = err
-				break
-			}
-			o.err = err
-		}
-	}
+	each(func(o *op) error { tasks++; return ix.st.enqueue(ctx, o.t) })
+	each(func(o *op) error { return ix.st.finish(ctx, o.t) })
 
 	for _, o := range ops {
 		if fatal != nil {
