@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 )
@@ -121,6 +122,23 @@ func (m *mapper) list(obj map[string]any, k string) []any {
 		l = l[:maxItems]
 	}
 	return l
+}
+
+// objects yields the objects in obj[k] (see list), reporting any other
+// item as "<what> is not an object; ignored".
+func (m *mapper) objects(obj map[string]any, k, what string) iter.Seq[map[string]any] {
+	return func(yield func(map[string]any) bool) {
+		for i, it := range m.list(obj, k) {
+			o, ok := it.(map[string]any)
+			if !ok {
+				m.problem(k+"["+itoa(i)+"]", "%s is not an object; ignored", what)
+				continue
+			}
+			if !yield(o) {
+				return
+			}
+		}
+	}
 }
 
 // binding adds b to the record unless it holds it already.

@@ -24,41 +24,18 @@ func (m *mapper) a2a(card map[string]any) {
 	if _, ok := card["additionalInterfaces"]; ok {
 		m.variant("a2a-v0.3")
 	}
-	for i, it := range m.list(card, "additionalInterfaces") {
-		iface, ok := it.(map[string]any)
-		if !ok {
-			m.problem("additionalInterfaces["+itoa(i)+"]", "interface is not an object; ignored")
-			continue
-		}
+	for iface := range m.objects(card, "additionalInterfaces", "interface") {
 		m.binding(Binding{Protocol: "a2a", URL: getStr(iface, "url"), Transport: getStr(iface, "transport")})
 	}
 	if _, ok := card["supportedInterfaces"]; ok {
 		m.variant("a2a-v1.0")
 	}
-	for i, it := range m.list(card, "supportedInterfaces") {
-		iface, ok := it.(map[string]any)
-		if !ok {
-			m.problem("supportedInterfaces["+itoa(i)+"]", "interface is not an object; ignored")
-			continue
-		}
-		transport := getStr(iface, "protocolBinding")
-		if transport == "" {
-			transport = getStr(iface, "transport")
-		}
-		m.binding(Binding{Protocol: "a2a", URL: getStr(iface, "url"), Transport: transport})
+	for iface := range m.objects(card, "supportedInterfaces", "interface") {
+		m.binding(Binding{Protocol: "a2a", URL: getStr(iface, "url"), Transport: firstOf(getStr(iface, "protocolBinding"), getStr(iface, "transport"))})
 	}
 
-	for i, it := range m.list(card, "skills") {
-		skill, ok := it.(map[string]any)
-		if !ok {
-			m.problem("skills["+itoa(i)+"]", "skill is not an object; ignored")
-			continue
-		}
-		name := getStr(skill, "name")
-		if name == "" {
-			name = getStr(skill, "id")
-		}
-		r.SkillNames = appendUnique(r.SkillNames, name)
+	for skill := range m.objects(card, "skills", "skill") {
+		r.SkillNames = appendUnique(r.SkillNames, firstOf(getStr(skill, "name"), getStr(skill, "id")))
 		m.examples(getStr(skill, "description"))
 		m.examples(strs(skill, "examples")...)
 		r.Tags = append(r.Tags, strs(skill, "tags")...)

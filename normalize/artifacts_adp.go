@@ -14,21 +14,11 @@ func (m *mapper) adp(card map[string]any) {
 	}
 	r.Skills = appendUnique(r.Skills, skillPaths(strs(card, "skills"))...)
 
-	for i, it := range m.list(card, "tools") {
-		tool, ok := it.(map[string]any)
-		if !ok {
-			m.problem("tools["+itoa(i)+"]", "tool is not an object; ignored")
-			continue
-		}
+	for tool := range m.objects(card, "tools", "tool") {
 		r.SkillNames = appendUnique(r.SkillNames, getStr(tool, "name"))
 		m.examples(getStr(tool, "description"))
 	}
-	for i, it := range m.list(card, "endpoints") {
-		ep, ok := it.(map[string]any)
-		if !ok {
-			m.problem("endpoints["+itoa(i)+"]", "endpoint is not an object; ignored")
-			continue
-		}
+	for ep := range m.objects(card, "endpoints", "endpoint") {
 		m.binding(Binding{Protocol: "adp", URL: firstOf(getStr(ep, "uri"), getStr(ep, "url")), Transport: getStr(ep, "protocol")})
 	}
 	m.mergeConstraints(getObj(card, "constraints"))

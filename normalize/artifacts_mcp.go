@@ -20,20 +20,10 @@ func (m *mapper) mcp(s map[string]any) {
 	}
 
 	// registry server.json
-	for i, it := range m.list(s, "remotes") {
-		rem, ok := it.(map[string]any)
-		if !ok {
-			m.problem("remotes["+itoa(i)+"]", "remote is not an object; ignored")
-			continue
-		}
+	for rem := range m.objects(s, "remotes", "remote") {
 		m.binding(Binding{Protocol: "mcp", URL: getStr(rem, "url"), Transport: firstOf(getStr(rem, "type"), getStr(rem, "transport_type"))})
 	}
-	for i, it := range m.list(s, "packages") {
-		pkg, ok := it.(map[string]any)
-		if !ok {
-			m.problem("packages["+itoa(i)+"]", "package is not an object; ignored")
-			continue
-		}
+	for pkg := range m.objects(s, "packages", "package") {
 		registry := firstOf(getStr(pkg, "registryType"), getStr(pkg, "registry_type"), getStr(pkg, "registry_name"), getStr(pkg, "registryName"))
 		name := firstOf(getStr(pkg, "identifier"), getStr(pkg, "name"))
 		if name == "" {

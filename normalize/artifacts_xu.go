@@ -27,12 +27,7 @@ func (m *mapper) xu(md map[string]any) {
 			m.problem("examples["+itoa(i)+"]", "example is neither text nor an object; ignored")
 		}
 	}
-	for i, it := range m.list(md, "bindings") {
-		b, ok := it.(map[string]any)
-		if !ok {
-			m.problem("bindings["+itoa(i)+"]", "binding is not an object; ignored")
-			continue
-		}
+	for b := range m.objects(md, "bindings", "binding") {
 		m.binding(Binding{
 			Protocol:  strings.ToLower(getStr(b, "protocol")),
 			URL:       firstOf(getStr(b, "endpoint"), getStr(b, "url")),
