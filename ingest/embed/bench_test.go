@@ -15,26 +15,22 @@ const (
 )
 
 // BenchmarkQuery is one short query, single-threaded, cache bypassed.
-func BenchmarkQuery(b *testing.B) {
-	m := modelForTest(b)
-	c0 := cpuTime()
-	for b.Loop() {
-		m.w.forward(m.w.tokenize.encode(benchQuery))
-	}
-	reportCPU(b, c0)
-	b.ReportMetric(float64(len(m.Tokens(benchQuery))), "tokens")
-}
+func BenchmarkQuery(b *testing.B) { benchForward(b, benchQuery) }
 
 // BenchmarkDescription is one ~40-token description, single-threaded,
 // cache bypassed.
-func BenchmarkDescription(b *testing.B) {
+func BenchmarkDescription(b *testing.B) { benchForward(b, benchDesc) }
+
+// benchForward tokenizes and embeds text on one goroutine, bypassing the
+// cache, and reports CPU time and the token count.
+func benchForward(b *testing.B, text string) {
 	m := modelForTest(b)
 	c0 := cpuTime()
 	for b.Loop() {
-		m.w.forward(m.w.tokenize.encode(benchDesc))
+		m.w.forward(m.w.tokenize.encode(text))
 	}
 	reportCPU(b, c0)
-	b.ReportMetric(float64(len(m.Tokens(benchDesc))), "tokens")
+	b.ReportMetric(float64(len(m.Tokens(text))), "tokens")
 }
 
 // BenchmarkEmbedEntries embeds 1,000 distinct entry texts through Embed
