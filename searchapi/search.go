@@ -745,25 +745,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 			mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
 		}
 	}
-	if mode == federation.ModeNone || s.cfg.Federation == nil {
-		offset := 0
-		if q.PageToken != "" {
-			if offset, err = s.tokens.decode(norm, q.PageToken); err != nil {
-				return err
-			}
-		}
-		hits, next, err := s.localSearch(r.Context(), q, offset)
-		if err != nil {
-			return err
-		}
-		tok := ""
-		if next > 0 {
-			tok = s.tokens.encode(norm, next)
-		}
-		s.metrics.observeSearch(len(hits), nil)
-		writeSearch(w, hits, nil, nil, mode != federation.ModeNone, tok)
-		return nil
-	}
+	// local answers one page from the index; the page token is ours.
 	local := func(ctx context.Context, _ federation.Query, pageToken string) ([]federation.Hit, string, error) {
 		offset := 0
 		if pageToken != "" {
@@ -781,6 +763,15 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 			tok = s.tokens.encode(norm, next)
 		}
 		return hits, tok, nil
+	}
+	if mode == federation.ModeNone || s.cfg.Federation == nil {
+		hits, tok, err := local(r.Context(), federation.Query{}, q.PageToken)
+		if err != nil {
+			return err
+		}
+		s.metrics.observeSearch(len(hits), nil)
+		writeSearch(w, hits, nil, nil, mode != federation.ModeNone, tok)
+		return nil
 	}
 	fr, err := s.cfg.Federation.Search(r.Context(), mode, q.federationQuery(), q.PageToken, via, local)
 	if err != nil {
