@@ -54,10 +54,10 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 const maxCanonDepth = 512
 
 // canonicalizer writes the canonical form of a JSON document in one pass over
-// its bytes, without decoding it into Go values. It handles the common case
-// itself and leaves anything unusual (a syntax error, trailing data, strings
-// that need escaping or hold invalid UTF-8, deep nesting) to canonicalJSON,
-// so its output is always canonicalJSON's.
+// its bytes, without decoding it into Go values (strings that need escaping
+// are re-encoded one at a time as encoding/json does). It leaves a document
+// that is not plain valid JSON (a syntax error, trailing data, deep nesting)
+// to canonicalJSON, so its output is always canonicalJSON's.
 type canonicalizer struct {
 	src     []byte
 	pos     int
