@@ -102,7 +102,14 @@ func (r *Report) finish() {
 		}
 		return strings.Compare(a.Via, b.Via)
 	})
-	slices.SortFunc(r.Registries, func(a, b Registry) int { return strings.Compare(a.URL, b.URL) })
+	// Sorted by URL then Via, so CompactFunc (which drops adjacent
+	// duplicates only) leaves one registry per URL and Via.
+	slices.SortFunc(r.Registries, func(a, b Registry) int {
+		if c := strings.Compare(a.URL, b.URL); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Via, b.Via)
+	})
 	r.Registries = slices.CompactFunc(r.Registries, func(a, b Registry) bool { return a.URL == b.URL && a.Via == b.Via })
 	if r.Registries == nil {
 		r.Registries = []Registry{}

@@ -173,3 +173,22 @@ func TestHostAllowed(t *testing.T) {
 		t.Error("zero config refuses a host")
 	}
 }
+
+func TestReportFinishDedupesRegistries(t *testing.T) {
+	r := Report{Registries: []Registry{
+		{URL: "https://a.test/", Via: RegistryViaDNS},
+		{URL: "https://a.test/", Via: RegistryViaCatalog},
+		{URL: "https://a.test/", Via: RegistryViaDNS},
+		{URL: "https://b.test/", Via: RegistryViaCatalog},
+		{URL: "https://a.test/", Via: RegistryViaCatalog},
+	}}
+	r.finish()
+	want := []Registry{
+		{URL: "https://a.test/", Via: RegistryViaCatalog},
+		{URL: "https://a.test/", Via: RegistryViaDNS},
+		{URL: "https://b.test/", Via: RegistryViaCatalog},
+	}
+	if !slices.Equal(r.Registries, want) || r.Totals.Registries != len(want) {
+		t.Errorf("registries %+v (total %d), want %+v", r.Registries, r.Totals.Registries, want)
+	}
+}
