@@ -187,14 +187,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 		}
 		fields = append(fields, f)
 	}
-	req := s.buildSearch(r.Context(), q, 0, 0)
-	zero := int64(0)
-	req.Page, req.HitsPerPage = 1, &zero // no hits, an exact total
-	req.Facets = fields
-	req.AttributesToRetrieve = nil
-	req.ShowRankingScore = false
-	req.ShowRankingScoreDetails = false
-	resp, err := s.rawSearch(r.Context(), req)
+	resp, err := s.rawSearch(r.Context(), s.exploreSearch(q, fields))
 	if err != nil {
 		return err
 	}

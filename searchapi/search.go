@@ -371,24 +371,24 @@ var evidenceAttributes = []string{"examples"}
 // tunes this further through Config.QueryRewriter.
 const matchingStrategy = meilisearch.Frequency
 
-// buildSearch turns a validated query into one keyword Meilisearch request
-// over the rewritten text: /explore counts and facets with it. POST /search
-// ranks with the fused search of localSearch instead.
-func (s *Server) buildSearch(_ context.Context, q *searchQuery, offset, limit int) *meilisearch.SearchRequest {
+// exploreSearch is /explore's one keyword Meilisearch request over the
+// rewritten text: no hits, an exact total and the distribution of facets.
+// POST /search ranks with the fused search of localSearch instead.
+func (s *Server) exploreSearch(q *searchQuery, facets []string) *meilisearch.SearchRequest {
 	text := q.Text
 	if s.cfg.QueryRewriter != nil {
 		if t := s.cfg.QueryRewriter(text); strings.TrimSpace(t) != "" {
 			text = t
 		}
 	}
+	zero := int64(0)
 	return &meilisearch.SearchRequest{
-		Query:                text,
-		Offset:               int64(offset),
-		Limit:                int64(limit),
-		Filter:               nilIfEmpty(s.filter(q)),
-		AttributesToRetrieve: searchAttributes,
-		MatchingStrategy:     matchingStrategy,
-		ShowRankingScore:     true,
+		Query:            text,
+		Page:             1,
+		HitsPerPage:      &zero, // no hits, an exact total
+		Filter:           nilIfEmpty(s.filter(q)),
+		Facets:           facets,
+		MatchingStrategy: matchingStrategy,
 	}
 }
 
