@@ -102,16 +102,7 @@ func (c *canonicalizer) release() {
 	}
 }
 
-func (c *canonicalizer) space() {
-	for c.pos < len(c.src) {
-		switch c.src[c.pos] {
-		case ' ', '\t', '\r', '\n':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
+func (c *canonicalizer) space() { c.pos = skipSpace(c.src, c.pos) }
 
 // value writes the canonical form of the value at pos; false means "not
 // handled here".
@@ -228,18 +219,8 @@ func (c *canonicalizer) str() ([]byte, bool) {
 	}
 	// Escapes, control characters or odd UTF-8: decode and re-encode the
 	// token as encoding/json does.
-	end := -1
-	for i := c.pos + 1; i < len(c.src); i++ {
-		if c.src[i] == '\\' {
-			i++
-		} else if c.src[i] == '"' {
-			end = i + 1
-			break
-		}
-	}
-	if end < 0 {
-		return nil, false
-	}
+	// An unterminated token runs to the end of src and fails to unmarshal.
+	end := skipString(c.src, c.pos)
 	var s string
 	if json.Unmarshal(c.src[c.pos:end], &s) != nil {
 		return nil, false
