@@ -8,8 +8,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/agentfinder/agentfinder/fixtures"
 )
 
 // metricSum sums the samples of family name in s's registry whose labels
@@ -58,21 +56,7 @@ func TestServeMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
-	web.SetFile(e2eNewHost, wellKnown, lateCatalog())
-
-	b := newE2EOn(t, web, []string{e2eNewHost})
-	b.start()
-	defer b.stop()
-	a := newE2EOn(t, web, []string{e2eHost})
-	a.args = append(a.args, "--upstream", b.url("/"), "--federation-budget", "5s")
-	a.start()
-	defer a.stop()
+	a, b := startFederatedPair(t)
 
 	// Before anything ran: no search yet, embeddings off (--no-embeddings).
 	if v, _ := metricSum(t, a.srv, "agentfinder_http_requests_total", map[string]string{"route": "POST /search"}); v != 0 {

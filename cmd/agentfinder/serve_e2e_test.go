@@ -652,6 +652,29 @@ func TestServeHelpListsEveryFlagWithItsVariable(t *testing.T) {
 	}
 }
 
+// startFederatedPair starts two serves on one fixture web: B crawls
+// e2e-late.test, A crawls e2e-shop.test and federates to B (--upstream).
+// Both stop, A first, when the test ends.
+func startFederatedPair(t *testing.T) (a, b *e2e) {
+	t.Helper()
+	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	web.SetFile(e2eNewHost, wellKnown, lateCatalog())
+
+	b = newE2EOn(t, web, []string{e2eNewHost})
+	b.start()
+	t.Cleanup(b.stop)
+	a = newE2EOn(t, web, []string{e2eHost})
+	a.args = append(a.args, "--upstream", b.url("/"), "--federation-budget", "5s")
+	a.start()
+	t.Cleanup(a.stop)
+	return a, b
+}
+
 // TestServeFederation runs two registries: A federates to B (--upstream).
 // B's agent reaches A's clients in auto mode with B as its source, never in
 // none mode, and B is offered as a referral.
@@ -659,21 +682,7 @@ func TestServeFederation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
-	web.SetFile(e2eNewHost, wellKnown, lateCatalog())
-
-	b := newE2EOn(t, web, []string{e2eNewHost})
-	b.start()
-	defer b.stop()
-	a := newE2EOn(t, web, []string{e2eHost})
-	a.args = append(a.args, "--upstream", b.url("/"), "--federation-budget", "5s")
-	a.start()
-	defer a.stop()
+	a, b := startFederatedPair(t)
 	const bAgent = "urn:ai:e2e-late.test:agent:echidna-scheduler"
 	b.waitFor("B to index its agent", 60*time.Second, func() (bool, string) { return b.doc(bAgent) != nil, "" })
 	a.waitFor("A to index its agents", 60*time.Second, func() (bool, string) {
