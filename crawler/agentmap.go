@@ -86,7 +86,7 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 			h.err = err
 		default:
 			// A robots.txt that is too large or loops is treated as absent.
-			s.log.Debug("robots.txt unusable", "origin", key, "err", err)
+			s.c.log.Debug("robots.txt unusable", "origin", key, "err", err)
 		}
 		return
 	}
@@ -98,7 +98,7 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 	}
 	data, err := robotstxt.FromStatusAndBytes(res.Status, res.Body)
 	if err != nil {
-		s.log.Debug("robots.txt unparsable", "origin", key, "err", err)
+		s.c.log.Debug("robots.txt unparsable", "origin", key, "err", err)
 		return
 	}
 	h.robots = data
@@ -122,8 +122,8 @@ func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time
 	if err != nil {
 		return nil
 	}
-	delay := max(s.cfg.Delay, min(crawlDelay, s.cfg.MaxCrawlDelay))
-	par := s.cfg.PerHostConcurrency
+	delay := max(s.c.cfg.Delay, min(crawlDelay, s.c.cfg.MaxCrawlDelay))
+	par := s.c.cfg.PerHostConcurrency
 	if delay > 0 {
 		par = 1 // a delay is a pause between consecutive requests
 	}
@@ -137,7 +137,7 @@ func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time
 	}
 	col := s.c.newCollector(ctx)
 	if err := col.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: par, Delay: delay}); err != nil {
-		s.log.Warn("limit rule", "host", u.Hostname(), "err", err)
+		s.c.log.Warn("limit rule", "host", u.Hostname(), "err", err)
 		return nil
 	}
 	s.limited[u.Hostname()] = col

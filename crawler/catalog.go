@@ -25,7 +25,7 @@ const artifactParallelism = 4
 // catalog fetches one catalog, normalizes it, enriches its entries, hands
 // the result to the sink and queues the catalogs it links to.
 func (s *session) catalog(ctx context.Context, t task) {
-	now := s.cfg.Now()
+	now := s.c.cfg.Now()
 	cr := normalize.CatalogResult{Catalog: t.url, Via: t.via, Path: t.path, FetchedAt: now}
 	fail := func(reason, msg string) {
 		cr.Status, cr.Reason, cr.Error = normalize.StatusFailed, reason, msg
@@ -71,13 +71,13 @@ func (s *session) catalog(ctx context.Context, t task) {
 	}
 
 	if cr.Status == normalize.StatusFailed {
-		s.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
+		s.c.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
 	}
 	s.c.metrics.catalog(&cr)
 	if s.c.sink != nil {
 		if err := s.c.sink.Put(ctx, cr); err != nil {
 			s.c.metrics.sinkError()
-			s.log.Error("sink put", "url", cr.Catalog, "err", err)
+			s.c.log.Error("sink put", "url", cr.Catalog, "err", err)
 			s.mu.Lock()
 			s.report.Totals.SinkErrors++
 			if s.sinkErr == nil {
@@ -105,7 +105,7 @@ func (s *session) catalog(ctx context.Context, t task) {
 		if len(p) == 0 {
 			p = append(slices.Clone(t.path), cr.Catalog)
 		}
-		if len(p) > s.cfg.MaxDepth {
+		if len(p) > s.c.cfg.MaxDepth {
 			s.mu.Lock()
 			s.skipped++
 			s.mu.Unlock()
@@ -147,7 +147,7 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 		return nil
 	}
 	r := normalize.Catalog(res.Body, normalize.Options{
-		Origin: res.URL, Via: t.via, Path: t.path, MaxDepth: s.cfg.MaxDepth, Now: cr.FetchedAt,
+		Origin: res.URL, Via: t.via, Path: t.path, MaxDepth: s.c.cfg.MaxDepth, Now: cr.FetchedAt,
 	})
 	var problems []normalize.Problem
 	if !jsonType {
@@ -170,7 +170,7 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 	cr.Status = normalize.StatusOK
 	cr.Records = r.Records
 	cr.Links = r.Links
-	if !s.cfg.DisableEnrichment && len(r.Artifacts) > 0 {
+	if !s.c.cfg.DisableEnrichment && len(r.Artifacts) > 0 {
 		cr.Problems = append(cr.Problems, s.enrich(ctx, cr.Records, r.Artifacts)...)
 	}
 	for _, rec := range cr.Records {

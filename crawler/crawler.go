@@ -171,10 +171,7 @@ func (c *Crawler) setValidator(u string, v Validator) {
 // session is one Crawl call: its collector, robots cache, visited set and
 // report.
 type session struct {
-	c   *Crawler
-	cfg Config
-	log *slog.Logger
-	res *resolver
+	c   *Crawler // its cfg, log and res serve every crawl
 	col *colly.Collector
 	fr  *frontier
 
@@ -223,9 +220,6 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 	defer cancel()
 	s := &session{
 		c:       c,
-		cfg:     c.cfg,
-		log:     c.log,
-		res:     c.res,
 		col:     c.newCollector(ctx),
 		fr:      newFrontier(),
 		hosts:   map[string]*hostState{},
@@ -311,10 +305,10 @@ func (s *session) pushCatalog(t task) {
 		s.mu.Unlock()
 		return
 	}
-	if s.perSeed[t.seed] >= s.cfg.MaxCatalogsPerSeed {
+	if s.perSeed[t.seed] >= s.c.cfg.MaxCatalogsPerSeed {
 		s.skipped++
 		s.mu.Unlock()
-		s.log.Warn("catalog cap reached", "url", key, "cap", s.cfg.MaxCatalogsPerSeed)
+		s.c.log.Warn("catalog cap reached", "url", key, "cap", s.c.cfg.MaxCatalogsPerSeed)
 		return
 	}
 	s.visited[key] = true
@@ -341,7 +335,7 @@ func (s *session) discover(ctx context.Context, t task) {
 	if h, _, err := net.SplitHostPort(d); err == nil {
 		name = h
 	}
-	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err != nil && !s.cfg.DisableDNS {
+	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err != nil && !s.c.cfg.DisableDNS {
 		wg.Go(func() {
 			catalogs, registries := s.discoverDNS(ctx, name)
 			push(normalize.ViaDNS, catalogs)

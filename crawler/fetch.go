@@ -119,7 +119,7 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		if err != nil {
 			return nil, err
 		}
-		if !s.cfg.hostAllowed(u.Hostname()) {
+		if !s.c.cfg.hostAllowed(u.Hostname()) {
 			return nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
 		}
 		col := s.col
@@ -137,9 +137,9 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		}
 		seen[u.String()] = true
 		hdr := http.Header{}
-		hdr.Set("User-Agent", s.cfg.UserAgent)
+		hdr.Set("User-Agent", s.c.cfg.UserAgent)
 		hdr.Set("Accept", k.accept())
-		for name, vs := range s.cfg.headersFor(u.Hostname()) {
+		for name, vs := range s.c.cfg.headersFor(u.Hostname()) {
 			hdr[name] = vs
 		}
 		if hop == 0 && v != nil {
@@ -166,8 +166,8 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		if seen[next.String()] {
 			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrRedirectLoop)
 		}
-		if hop+1 > s.cfg.MaxRedirects {
-			return nil, fmt.Errorf("get %s: %w (%d)", raw, ErrTooManyRedirects, s.cfg.MaxRedirects)
+		if hop+1 > s.c.cfg.MaxRedirects {
+			return nil, fmt.Errorf("get %s: %w (%d)", raw, ErrTooManyRedirects, s.c.cfg.MaxRedirects)
 		}
 		cur = next.String()
 	}
@@ -190,17 +190,17 @@ func (s *session) attempts(ctx context.Context, col *colly.Collector, u *url.URL
 		res, err := s.do(ctx, col, u, hdr, k)
 		var wait time.Duration
 		switch {
-		case attempt >= s.cfg.MaxAttempts:
+		case attempt >= s.c.cfg.MaxAttempts:
 			return res, err
 		case err != nil && retryable(err):
 			wait = s.backoff(attempt)
 		case err == nil && (res.Status == http.StatusTooManyRequests || res.Status >= 500 && res.Status != http.StatusNotImplemented):
-			wait = max(s.backoff(attempt), retryAfter(res.Header.Get("Retry-After"), s.cfg.Now()))
+			wait = max(s.backoff(attempt), retryAfter(res.Header.Get("Retry-After"), s.c.cfg.Now()))
 		default:
 			return res, err
 		}
-		wait = min(wait, s.cfg.MaxRetryAfter)
-		s.log.Debug("retry", "url", u.String(), "attempt", attempt, "wait", wait, "err", err)
+		wait = min(wait, s.c.cfg.MaxRetryAfter)
+		s.c.log.Debug("retry", "url", u.String(), "attempt", attempt, "wait", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -212,7 +212,7 @@ func (s *session) attempts(ctx context.Context, col *colly.Collector, u *url.URL
 }
 
 func (s *session) backoff(attempt int) time.Duration {
-	d := s.cfg.RetryBackoff << (attempt - 1)
+	d := s.c.cfg.RetryBackoff << (attempt - 1)
 	return d + rand.N(d)
 }
 
@@ -237,10 +237,10 @@ func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr 
 		return nil, err
 	}
 	s.requests.Add(1)
-	sl := &slot{limit: s.cfg.MaxBodySize, kind: k}
+	sl := &slot{limit: s.c.cfg.MaxBodySize, kind: k}
 	cctx := colly.NewContext()
 	cctx.Put(slotKey, sl)
-	s.log.Debug("request", "url", u.String())
+	s.c.log.Debug("request", "url", u.String())
 	start := time.Now()
 	err := col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
 	if sl.res != nil {
@@ -250,7 +250,7 @@ func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr 
 	}
 	switch {
 	case sl.tooLarge:
-		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.cfg.MaxBodySize)
+		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.c.cfg.MaxBodySize)
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -31,11 +31,11 @@ func hasCatalogRel(rel string) bool {
 func (s *session) discoverLinkTag(ctx context.Context, domain string) []string {
 	res, err := s.get(ctx, "https://"+domain+"/", kindHome, nil)
 	if err != nil {
-		s.log.Debug("home page", "domain", domain, "err", err)
+		s.c.log.Debug("home page", "domain", domain, "err", err)
 		return nil
 	}
 	if res.Status < 200 || res.Status >= 300 {
-		s.log.Debug("home page", "domain", domain, "status", res.Status)
+		s.c.log.Debug("home page", "domain", domain, "status", res.Status)
 		return nil
 	}
 	base, err := url.Parse(res.URL)

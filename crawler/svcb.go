@@ -62,14 +62,14 @@ func (s *session) svcbURLs(ctx context.Context, name, seed, defPath string) []st
 		txtErr error
 		wg     sync.WaitGroup
 	)
-	wg.Go(func() { txtRRs, txtErr = s.res.query(ctx, name, dns.TypeTXT) })
+	wg.Go(func() { txtRRs, txtErr = s.c.res.query(ctx, name, dns.TypeTXT) })
 	defer wg.Wait()
 	var out []string
 	cur, self := name, seed
 	for hop := 0; hop <= maxAliasHops; hop++ {
-		rrs, err := s.res.query(ctx, cur, dns.TypeSVCB)
+		rrs, err := s.c.res.query(ctx, cur, dns.TypeSVCB)
 		if err != nil {
-			s.log.Debug("svcb lookup", "name", cur, "err", err)
+			s.c.log.Debug("svcb lookup", "name", cur, "err", err)
 			break
 		}
 		var alias string
