@@ -131,19 +131,6 @@ func newFixture(t testing.TB, mut func(*Config)) *fixture {
 // ingest lays them out (embedTexts) and emb as the server's Embedder.
 func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture {
 	t.Helper()
-	ms, name := meilitest.Index(t, "searchapi")
-	idx := ms.Client.Index(name)
-	st := indexSettings()
-	if emb != nil {
-		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
-	}
-	task, err := idx.UpdateSettings(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		t.Fatal(err)
-	}
 	var recs []normalize.Record
 	for _, f := range []struct{ file, origin string }{
 		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
@@ -156,15 +143,46 @@ func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture 
 		recs = append(recs, catalogRecords(t, body, f.origin)...)
 	}
 	recs = append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
-	docs := make([]normalize.Document, 0, len(recs))
-	f := &fixture{t: t, meili: ms, index: name, byName: map[string]normalize.Document{}}
-	for _, r := range recs {
+	for i, r := range recs {
 		if strings.HasSuffix(r.Identifier, ":expired-storm") && r.ExpiresAt == "" {
-			r.ExpiresAt = "2026-01-01T00:00:00Z" // as an xu artifact's expires_at would set it
+			recs[i].ExpiresAt = "2026-01-01T00:00:00Z" // as an xu artifact's expires_at would set it
 		}
-		d := normalize.NewDocument(r, testNow.Add(-30*time.Minute))
-		if strings.HasSuffix(r.Identifier, ":old-radar") {
+	}
+	stale := func(d *normalize.Document) {
+		if strings.HasSuffix(d.Identifier, ":old-radar") {
 			d.Stale = true // what ingest does when a catalog keeps failing
+		}
+	}
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder",
+		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
+	return serveRecords(t, "searchapi", recs, emb, stale, cfg, mut)
+}
+
+// serveRecords indexes recs (with vectors, as ingest lays them out, when emb
+// is set; each document passed through mark when it is set) into a fresh
+// index named after prefix and serves it with cfg (its Index, Meili and
+// Embedder filled in), then mut.
+func serveRecords(t testing.TB, prefix string, recs []normalize.Record, emb Embedder, mark func(*normalize.Document), cfg Config, mut func(*Config)) *fixture {
+	t.Helper()
+	ms, name := meilitest.Index(t, prefix)
+	idx := ms.Client.Index(name)
+	st := indexSettings()
+	if emb != nil {
+		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
+	}
+	task, err := idx.UpdateSettings(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, meili: ms, index: name, byName: map[string]normalize.Document{}}
+	docs := make([]normalize.Document, 0, len(recs))
+	for _, r := range recs {
+		d := normalize.NewDocument(r, testNow.Add(-30*time.Minute))
+		if mark != nil {
+			mark(&d)
 		}
 		if emb != nil {
 			d.Vectors = embedDoc(t, emb, r)
@@ -179,17 +197,7 @@ func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture 
 	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
-		Index:        name,
-		PublicURL:    "https://finder.test.example",
-		RegistryName: "Test Finder",
-		Meili:        ms.Client,
-		PageTokenKey: []byte("test-key"),
-		Now:          func() time.Time { return testNow },
-	}
-	if emb != nil {
-		cfg.Embedder = emb
-	}
+	cfg.Index, cfg.Meili, cfg.Embedder = name, ms.Client, emb
 	if mut != nil {
 		mut(&cfg)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
@@ -87,49 +85,9 @@ func embedDoc(t testing.TB, emb Embedder, r normalize.Record) map[string]any {
 // index.
 func newRecordFixture(t testing.TB, recs []normalize.Record, emb Embedder, mut func(*Config)) *fixture {
 	t.Helper()
-	ms, name := meilitest.Index(t, "searchapi_fused")
-	idx := ms.Client.Index(name)
-	st := indexSettings()
-	if emb != nil {
-		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
-	}
-	task, err := idx.UpdateSettings(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, meili: ms, index: name, byName: map[string]normalize.Document{}}
-	docs := make([]normalize.Document, 0, len(recs))
-	for _, r := range recs {
-		d := normalize.NewDocument(r, testNow.Add(-30*time.Minute))
-		if emb != nil {
-			d.Vectors = embedDoc(t, emb, r)
-		}
-		docs = append(docs, d)
-		f.byName[r.Identifier] = d
-	}
-	task, err = idx.AddDocuments(docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Index: name, PublicURL: "https://finder.test.example", Meili: ms.Client, Embedder: emb,
-		QueryRewriter: query.Rewrite, PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
-	if mut != nil {
-		mut(&cfg)
-	}
-	srv, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv = srv
-	f.http = httptest.NewServer(srv.Handler())
-	t.Cleanup(f.http.Close)
-	return f
+	cfg := Config{PublicURL: "https://finder.test.example", QueryRewriter: query.Rewrite,
+		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
+	return serveRecords(t, "searchapi_fused", recs, emb, nil, cfg, mut)
 }
 
 func rec(id, name, desc string, tags []string, rq, ex []string) normalize.Record {
