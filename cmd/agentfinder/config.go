@@ -250,14 +250,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// durationOr returns d when positive, else def.
-func durationOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
 // crawlFlags are the crawler and seed flags shared by serve and crawl.
 type crawlFlags struct {
 	seeds        stringList
