@@ -104,7 +104,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		// localSearch sends, without the handler.
 		p := srv.newPlan(sq, nil)
 		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
-			res, err := hybrid.Search(ctx, srv.cfg.Meili, p.req)
+			res, err := hybrid.Search(ctx, srv.cfg.Meili, p)
 			if err != nil {
 				return err
 			}

@@ -465,16 +465,10 @@ func (s *Server) queryVector(ctx context.Context, text string) []float32 {
 	return nil
 }
 
-// plan is one request's fused search: the sub-query shape shared by every
-// page and the query vector.
-type plan struct {
-	req hybrid.Request
-}
-
 // newPlan prepares the fused search of q: its terms, its filter (applied
 // to every sub-query), its preferred tags and its vector (nil: keyword only,
 // never a semanticRatio of 0, which the Go client drops).
-func (s *Server) newPlan(q *searchQuery, vec []float32) plan {
+func (s *Server) newPlan(q *searchQuery, vec []float32) hybrid.Request {
 	r := hybrid.Request{
 		Index:         s.cfg.Index,
 		Text:          q.Text,
@@ -487,7 +481,7 @@ func (s *Server) newPlan(q *searchQuery, vec []float32) plan {
 	if len(q.PreferredTags) > 0 {
 		r.Prefer = &hybrid.Preference{Field: normalize.FieldTags, Values: q.PreferredTags, Weight: preferredWeight}
 	}
-	return plan{req: r}
+	return r
 }
 
 // shallowDepth is the sub-query depth of the first tier of results: what
@@ -501,8 +495,7 @@ const shallowDepth = query.SubQueryLimit
 // sub-query not already listed. Every page slices the same sequence, so
 // pages neither repeat nor skip results while the index does not change;
 // the deep tier is fetched only by pages that reach past the first.
-func (s *Server) ranked(ctx context.Context, p plan, n int) ([]query.Scored, map[string]bool, error) {
-	r := p.req
+func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) ([]query.Scored, map[string]bool, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
