@@ -91,7 +91,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := listResponse{Items: make([]map[string]json.RawMessage, 0, len(resp.Hits)), Total: resp.TotalHits}
 	for _, h := range resp.Hits {
-		h["source"] = mustJSON(s.publicURL)
+		h["source"] = s.sourceJSON
 		out.Items = append(out.Items, h)
 	}
 	if next := offset + size; int64(next) < resp.TotalHits && next < maxOffset {
@@ -135,7 +135,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 	if p, ok := doc["source"]; ok {
 		doc["provenance"] = p
 	}
-	doc["source"] = mustJSON(s.publicURL)
+	doc["source"] = s.sourceJSON
 	writeJSON(w, http.StatusOK, doc)
 	return nil
 }
