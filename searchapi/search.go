@@ -407,7 +407,6 @@ type meiliSearchResponse struct {
 	Hits               []meiliHit      `json:"hits"`
 	EstimatedTotalHits int64           `json:"estimatedTotalHits"`
 	TotalHits          int64           `json:"totalHits"`
-	TotalPages         int64           `json:"totalPages"`
 	FacetDistribution  json.RawMessage `json:"facetDistribution"`
 }
 
