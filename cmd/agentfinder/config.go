@@ -7,6 +7,7 @@ package main
 // conventional variable instead (--meili-url is MEILI_URL).
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,10 +15,14 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentfinder/agentfinder/ingest/embed"
+	"github.com/agentfinder/agentfinder/ingest/meili"
 )
 
 // envPrefix prefixes every flag's environment variable.
@@ -284,4 +289,31 @@ func (f *crawlFlags) register(c *cli) {
 	c.fs.IntVar(&f.maxDepth, "max-depth", 4, "how deep nested catalogs and collections are followed")
 	c.fs.DurationVar(&f.timeout, "fetch-timeout", 15*time.Second, "timeout of one HTTP request")
 	c.fs.BoolVar(&f.noEnrich, "no-enrich", false, "do not fetch the artifacts (A2A cards, MCP server.json) entries point to")
+}
+
+// meiliServer returns the Meilisearch to use: the external one at url (with
+// key) when url is set, else a managed child process with its data under
+// dataDir/meili. managed is nil for an external server; the caller stops it.
+func meiliServer(ctx context.Context, url, key, bin, dataDir string, log *slog.Logger) (_, _ string, managed *meili.Managed, err error) {
+	if url != "" {
+		return url, key, nil, nil
+	}
+	m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: bin, DataDir: filepath.Join(dataDir, "meili"), Logger: log})
+	if err != nil {
+		return "", "", nil, fmt.Errorf("start managed meilisearch (set MEILI_URL to use an external one): %w", err)
+	}
+	return m.URL, m.APIKey, m, nil
+}
+
+// loadEmbedder loads the sentence-embedding model from dir. A missing model
+// is not an error: it returns nil and a note saying why search is keyword only.
+func loadEmbedder(dir string) (m *embed.Model, note string, err error) {
+	m, err = embed.Load(dir)
+	switch {
+	case errors.Is(err, embed.ErrModelMissing):
+		return nil, fmt.Sprintf("model not found in %s (run make model); keyword search only", dir), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("load embedding model: %w", err)
+	}
+	return m, "", nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -253,23 +251,20 @@ func (s *indexSink) Close(ctx context.Context) error {
 // present, as serve does.
 func openIndexSink(ctx context.Context, o indexOptions, logger *slog.Logger) (crawlSink, error) {
 	s := &indexSink{log: logger}
-	url, key := o.meiliURL, o.meiliKey
-	if url == "" {
-		m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: o.meiliBin, DataDir: filepath.Join(o.dataDir, "meili"), Logger: logger})
-		if err != nil {
-			return nil, fmt.Errorf("start managed meilisearch (set MEILI_URL to use an external one, or --no-index): %w", err)
-		}
-		s.managed, url, key = m, m.URL, m.APIKey
+	url, key, managed, err := meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or use --no-index)", err)
 	}
+	s.managed = managed
 	icfg := ingest.Config{Index: o.index, Logger: logger.With("component", "ingest")}
 	if !o.noEmbeddings {
-		m, err := embed.Load(o.modelDir)
+		m, _, err := loadEmbedder(o.modelDir)
 		switch {
-		case errors.Is(err, embed.ErrModelMissing):
-			logger.Warn("embedding model missing: indexing without vectors", "dir", o.modelDir)
 		case err != nil:
 			s.stopManaged()
-			return nil, fmt.Errorf("load embedding model: %w", err)
+			return nil, err
+		case m == nil:
+			logger.Warn("embedding model missing: indexing without vectors", "dir", o.modelDir)
 		default:
 			icfg.Embedder = m
 		}

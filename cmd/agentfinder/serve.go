@@ -217,18 +217,13 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 
 	// Meilisearch: external, or a managed child process.
-	s.meiliURL, s.meiliKey = o.meiliURL, o.meiliKey
-	if s.meiliURL == "" {
-		m, err := meili.StartManaged(ctx, meili.ManagedConfig{
-			Bin:     o.meiliBin,
-			DataDir: filepath.Join(o.dataDir, "meili"),
-			Logger:  log,
-		})
-		if err != nil {
-			return fmt.Errorf("start managed meilisearch (set MEILI_URL to use an external one): %w", err)
-		}
+	var m *meili.Managed
+	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, log)
+	if err != nil {
+		return err
+	}
+	if m != nil {
 		s.managed = m
-		s.meiliURL, s.meiliKey = m.URL, m.APIKey
 		defer func() {
 			if err := m.Stop(); err != nil {
 				log.Warn("stop managed meilisearch", "err", err)
@@ -245,15 +240,13 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	case o.noEmbeddings:
 		s.embedNote = "disabled by --no-embeddings"
 	default:
-		m, err := embed.Load(o.modelDir)
+		embedder, s.embedNote, err = loadEmbedder(o.modelDir)
 		switch {
-		case errors.Is(err, embed.ErrModelMissing):
-			s.embedNote = fmt.Sprintf("model not found in %s (run make model); keyword search only", o.modelDir)
-			log.Warn("embedding model missing: keyword search only", "dir", o.modelDir, "err", err)
 		case err != nil:
-			return fmt.Errorf("load embedding model: %w", err)
+			return err
+		case embedder == nil:
+			log.Warn("embedding model missing: keyword search only", "dir", o.modelDir)
 		default:
-			embedder = m
 			log.Info("embedding model loaded", "dir", o.modelDir)
 		}
 	}
