@@ -1,0 +1,222 @@
+package searchapi
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+)
+
+// terms splits text into lower-case words for evidence matching.
+func terms(text string) []string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	out := words[:0]
+	for _, w := range words {
+		if len(w) > 1 && !stopWords[w] && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// stopWords are left out when deciding which examples and tags matched.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "for": true,
+	"on": true, "with": true, "me": true, "my": true, "i": true, "is": true, "it": true, "that": true, "this": true,
+	"can": true, "find": true, "need": true, "want": true, "some": true, "something": true, "agent": true, "tool": true,
+	"be": true, "are": true, "from": true, "by": true, "at": true, "as": true, "do": true, "please": true, "help": true,
+}
+
+// evidence explains one result (xu §8).
+type evidence struct {
+	MatchedTags     []string           `json:"matchedTags"`
+	MatchedExamples []matchedExample   `json:"matchedExamples"`
+	MatchedTerms    []string           `json:"matchedTerms"`
+	ScoreComponents map[string]float64 `json:"scoreComponents"`
+	Freshness       freshness          `json:"freshness"`
+}
+
+type matchedExample struct {
+	Text   string  `json:"text"`
+	Kind   string  `json:"kind"` // representativeQuery or example
+	Score  float64 `json:"score"`
+	Source string  `json:"-"`
+}
+
+type freshness struct {
+	MetadataUpdatedAt string `json:"metadataUpdatedAt,omitempty"`
+	IndexedAt         string `json:"indexedAt,omitempty"`
+}
+
+// buildEvidence explains one fused result: matched tags (requested,
+// preferred or named by a query word), the representative queries and
+// examples closest to the request (cosine against the query vector when the
+// document's vectors are there, else the share of query words they hold),
+// and the score components: keyword and semantic (the fused score's two
+// parts), with the xu names tag, context (= keyword) and example.
+func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) evidence {
+	ev := evidence{MatchedTags: []string{}, MatchedExamples: []matchedExample{}, ScoreComponents: map[string]float64{}}
+	var tags, rq, ex []string
+	_ = json.Unmarshal(h["tags"], &tags)
+	_ = json.Unmarshal(h["representativeQueries"], &rq)
+	_ = json.Unmarshal(examplesRaw, &ex)
+	wanted := map[string]bool{}
+	for _, g := range q.Groups {
+		if g.Field == normalize.FieldTags && g.Op != opNone {
+			for _, v := range g.Vals {
+				wanted[strings.ToLower(v)] = true
+			}
+		}
+	}
+	for _, t := range q.PreferredTags {
+		wanted[strings.ToLower(t)] = true
+	}
+	tagHits := 0.0
+	for _, t := range tags {
+		if wanted[strings.ToLower(t)] || overlap(terms(t), qterms) > 0 {
+			ev.MatchedTags = append(ev.MatchedTags, t)
+		}
+	}
+	if len(tags) > 0 && len(ev.MatchedTags) > 0 {
+		tagHits = math.Min(1, float64(len(ev.MatchedTags))/math.Max(1, math.Min(float64(len(tags)), float64(len(qterms)+len(wanted)))))
+	}
+	if m, ok := semanticExamples(vectorsRaw, vec, rq, ex); ok {
+		ev.MatchedExamples = m
+	} else {
+		ev.MatchedExamples = lexicalExamples(qterms, rq, ex)
+	}
+	sort.SliceStable(ev.MatchedExamples, func(i, j int) bool { return ev.MatchedExamples[i].Score > ev.MatchedExamples[j].Score })
+	if len(ev.MatchedExamples) > 3 {
+		ev.MatchedExamples = ev.MatchedExamples[:3]
+	}
+	ev.ScoreComponents["tag"] = round3(tagHits)
+	ev.ScoreComponents["example"] = 0
+	if len(ev.MatchedExamples) > 0 {
+		ev.ScoreComponents["example"] = max(0, ev.MatchedExamples[0].Score)
+	}
+	ev.ScoreComponents["keyword"] = round3(sc.Keyword)
+	ev.ScoreComponents["context"] = round3(sc.Keyword)
+	if vec != nil {
+		ev.ScoreComponents["semantic"] = round3(sc.Semantic)
+	}
+	ev.ScoreComponents["overall"] = round3(sc.Score)
+	if preferred {
+		ev.ScoreComponents["preferredBoost"] = preferredWeight
+	}
+	ev.MatchedTerms = sc.Terms
+	if ev.MatchedTerms == nil {
+		ev.MatchedTerms = []string{}
+	}
+	_ = json.Unmarshal(h["updatedAt"], &ev.Freshness.MetadataUpdatedAt)
+	_ = json.Unmarshal(h["indexedAt"], &ev.Freshness.IndexedAt)
+	return ev
+}
+
+// Caps on the representative queries and examples ingest embeds per entry
+// (ingest/embed.go: the entry text, then up to 32 queries, then up to 16
+// examples, empty ones skipped).
+const (
+	embeddedQueries  = 32
+	embeddedExamples = 16
+)
+
+// semanticExamples scores each representative query and example by the
+// cosine of its stored vector with the query vector. ok is false when there
+// is no query vector or the stored vectors do not line up with the texts
+// (e.g. indexed before they changed).
+func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string) ([]matchedExample, bool) {
+	if vec == nil || len(vectorsRaw) == 0 {
+		return nil, false
+	}
+	vs, err := hybrid.Vectors(meilisearch.Hit{"_vectors": vectorsRaw}, "")
+	if err != nil || len(vs) == 0 {
+		return nil, false
+	}
+	type text struct{ kind, text string }
+	var texts []text
+	nonEmpty := func(kind string, in []string, limit int) {
+		n := 0
+		for _, t := range in {
+			if n == limit {
+				return
+			}
+			if t = strings.TrimSpace(t); t != "" {
+				texts = append(texts, text{kind, t})
+				n++
+			}
+		}
+	}
+	nonEmpty("representativeQuery", rq, embeddedQueries)
+	nonEmpty("example", ex, embeddedExamples)
+	var skip int
+	switch len(vs) {
+	case len(texts) + 1: // the entry text first
+		skip = 1
+	case len(texts):
+	default:
+		return nil, false
+	}
+	out := make([]matchedExample, 0, len(texts))
+	for i, t := range texts {
+		_, cos := hybrid.BestMatch(vec, vs[skip+i:skip+i+1])
+		out = append(out, matchedExample{Text: t.text, Kind: t.kind, Score: round3(max(0, cos))})
+	}
+	return out, true
+}
+
+// lexicalExamples scores representative queries and examples by the share
+// of the query's words they hold, leaving out those that hold none.
+func lexicalExamples(qterms, rq, ex []string) []matchedExample {
+	out := []matchedExample{}
+	if len(qterms) == 0 {
+		return out
+	}
+	add := func(kind string, texts []string) {
+		for _, t := range texts {
+			if n := overlap(terms(t), qterms); n > 0 {
+				out = append(out, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
+			}
+		}
+	}
+	add("representativeQuery", rq)
+	add("example", ex)
+	return out
+}
+
+// overlap counts the words of a that match a word of b.
+func overlap(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		for _, y := range b {
+			if wordMatch(x, y) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// wordMatch reports equal words, or words of at least four letters where
+// one is a prefix of the other ("flight" and "flights").
+func wordMatch(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 4 && strings.HasPrefix(b, a)
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -1,0 +1,305 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+)
+
+// filter returns the Meilisearch filter of the query's hard constraints.
+func (s *Server) filter(q *searchQuery) string {
+	parts := make([]string, 0, len(q.Groups)+2)
+	for _, g := range q.Groups {
+		parts = append(parts, g.expr())
+	}
+	if q.VerifiedOnly {
+		parts = append(parts, normalize.FieldPublisherVerified+" = true")
+	}
+	if !q.IncludeStale {
+		parts = append(parts, liveExpr(s.now()))
+	}
+	return andExpr(parts...)
+}
+
+// searchAttributes are the document fields a search retrieves: everything a
+// result shows plus what evidence needs. Internal fields stay in the index.
+var searchAttributes = []string{
+	"identifier", "displayName", "type", "url", "data", "description", "tags", "capabilities",
+	"representativeQueries", "version", "updatedAt", "metadata", "trustManifest",
+	"publisher", "publisherVerified", "compliance", "protocols", "skills", "bindings",
+	"status", "expiresAt", "indexedAt",
+}
+
+// evidenceAttributes are retrieved in addition when evidence is asked for.
+var evidenceAttributes = []string{"examples"}
+
+// matchingStrategy decides which documents match a multi-word query.
+// Requests are long and conversational; "last" (Meilisearch's default) drops
+// words from the end and always keeps the first one ("Can", "I", ...), while
+// "frequency" drops the most frequent, least informative words first.
+// Measured on ../shared/relevance dev_queries.jsonl (300 requests, keyword
+// only, the interim normalize, no query rewriting): Recall@10 0.023 with
+// "last" against 0.047 with "frequency" (0.067 against 0.163 when stop words
+// are stripped first); "all" finds nothing. Query understanding (issue 9)
+// tunes this further through Config.QueryRewriter.
+const matchingStrategy = meilisearch.Frequency
+
+// exploreSearch is /explore's one keyword Meilisearch request over the
+// rewritten text: no hits, an exact total and the distribution of facets.
+// POST /search ranks with the fused search of localSearch instead.
+func (s *Server) exploreSearch(q *searchQuery, facets []string) *meilisearch.SearchRequest {
+	text := q.Text
+	if s.cfg.QueryRewriter != nil {
+		if t := s.cfg.QueryRewriter(text); strings.TrimSpace(t) != "" {
+			text = t
+		}
+	}
+	zero := int64(0)
+	return &meilisearch.SearchRequest{
+		Query:            text,
+		Page:             1,
+		HitsPerPage:      &zero, // no hits, an exact total
+		Filter:           nilIfEmpty(s.filter(q)),
+		Facets:           facets,
+		MatchingStrategy: matchingStrategy,
+	}
+}
+
+func nilIfEmpty(f string) any {
+	if f == "" {
+		return nil
+	}
+	return f
+}
+
+// meiliHit is one hit as Meilisearch returns it: the retrieved fields plus
+// _rankingScore and, with evidence, _rankingScoreDetails.
+type meiliHit map[string]json.RawMessage
+
+type meiliSearchResponse struct {
+	Hits               []meiliHit      `json:"hits"`
+	EstimatedTotalHits int64           `json:"estimatedTotalHits"`
+	TotalHits          int64           `json:"totalHits"`
+	FacetDistribution  json.RawMessage `json:"facetDistribution"`
+}
+
+// rawSearch runs req and decodes the answer.
+func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) (*meiliSearchResponse, error) {
+	raw, err := s.index.SearchRawWithContext(ctx, req.Query, req)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSearchResponse(*raw)
+}
+
+// preferredWeight is how much an entry carrying a preferred tag is boosted:
+// its fused score is multiplied by this for ranking (the score it shows is
+// not), so a preferred entry passes others scoring up to a third more, but
+// not a much better match (xu §5.1: preferred tags are soft).
+const preferredWeight = 1.5
+
+// searchTerms returns the words searched one by one on the keyword side:
+// the informative terms of the rewritten request (query.Analyze), or, with
+// no rewriter or when none is left, the request's distinct words; at most
+// query.MaxTerms.
+func (s *Server) searchTerms(text string) []string {
+	if s.cfg.QueryRewriter != nil {
+		if t := query.Analyze(s.cfg.QueryRewriter(text)).SearchTerms(); len(t) > 0 {
+			return t
+		}
+	}
+	var out []string
+	for _, w := range query.Words(text) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+			if len(out) == query.MaxTerms {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// queryVector embeds the request text as typed (the sentence model reads
+// sentences; the rewritten keyword list embeds worse), once per request. It
+// returns nil without an embedder or when embedding fails (keyword only).
+func (s *Server) queryVector(ctx context.Context, text string) []float32 {
+	if s.cfg.Embedder == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	switch {
+	case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:
+		return vecs[0]
+	case ctx.Err() == nil:
+		s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
+	}
+	return nil
+}
+
+// newPlan prepares the fused search of q: its terms, its filter (applied
+// to every sub-query), its preferred tags and its vector (nil: keyword only,
+// never a semanticRatio of 0, which the Go client drops).
+func (s *Server) newPlan(q *searchQuery, vec []float32) hybrid.Request {
+	r := hybrid.Request{
+		Index:         s.cfg.Index,
+		Text:          q.Text,
+		Terms:         s.searchTerms(q.Text),
+		Vector:        vec,
+		Filter:        nilIfEmpty(s.filter(q)),
+		KeywordWeight: s.keywordWeight,
+		IDField:       normalize.FieldIdentifier,
+	}
+	if len(q.PreferredTags) > 0 {
+		r.Prefer = &hybrid.Preference{Field: normalize.FieldTags, Values: q.PreferredTags, Weight: preferredWeight}
+	}
+	return r
+}
+
+// shallowDepth is the sub-query depth of the first tier of results: what
+// the relevance set was tuned with (query.SubQueryLimit hits per sub-query).
+const shallowDepth = query.SubQueryLimit
+
+// ranked returns the first n results of p's ranking (n <= maxSearchOffset+1)
+// and whether more may follow. The ranking is two tiers, each fused
+// deterministically: every result of the fusion of shallowDepth hits per
+// sub-query, then the results of the fusion of maxSearchOffset+1 hits per
+// sub-query not already listed. Every page slices the same sequence, so
+// pages neither repeat nor skip results while the index does not change;
+// the deep tier is fetched only by pages that reach past the first.
+func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) ([]query.Scored, map[string]bool, error) {
+	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
+	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(first.Hits) >= n {
+		return first.Hits[:n], first.Preferred, nil
+	}
+	r.Limit = maxSearchOffset + 1
+	deep, err := hybrid.Search(ctx, s.cfg.Meili, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(first.Hits))
+	out := slices.Clip(first.Hits)
+	for _, h := range first.Hits {
+		seen[h.ID] = true
+	}
+	for _, h := range deep.Hits {
+		if len(out) == n {
+			break
+		}
+		if !seen[h.ID] {
+			out = append(out, h)
+		}
+	}
+	pref := first.Preferred
+	for id := range deep.Preferred {
+		if pref == nil {
+			pref = map[string]bool{}
+		}
+		pref[id] = true
+	}
+	return out, pref, nil
+}
+
+// localSearch answers q from the index, starting at offset. It returns the
+// hits as federation hits and the offset of the next page (0 when done).
+func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, error) {
+	limit := q.PageSize
+	if offset+limit > maxSearchOffset {
+		limit = maxSearchOffset - offset
+	}
+	if limit <= 0 {
+		return nil, 0, nil
+	}
+	vec := s.queryVector(ctx, q.Text)
+	p := s.newPlan(q, vec)
+	scored, preferred, err := s.ranked(ctx, p, offset+limit+1)
+	if err != nil {
+		return nil, 0, err
+	}
+	next := 0
+	if len(scored) > offset+limit {
+		next = offset + limit
+		scored = scored[:offset+limit]
+	}
+	if offset >= len(scored) {
+		return nil, next, nil
+	}
+	page := scored[offset:]
+	ids := make([]string, len(page))
+	for i, h := range page {
+		ids[i] = h.ID
+	}
+	attrs := searchAttributes
+	if q.Evidence {
+		attrs = append(slices.Clip(attrs), evidenceAttributes...)
+	}
+	docs, err := hybrid.Fetch(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	byID := make(map[string]meilisearch.Hit, len(docs))
+	for _, d := range docs {
+		var id string
+		_ = json.Unmarshal(d[normalize.FieldIdentifier], &id)
+		byID[id] = d
+	}
+	var qt []string
+	if q.Evidence {
+		qt = terms(q.Text)
+	}
+	hits := make([]federation.Hit, 0, len(page))
+	for _, sc := range page {
+		d, ok := byID[sc.ID]
+		if !ok {
+			continue // removed since the search: leave it out, keep the order
+		}
+		hits = append(hits, s.toHit(meiliHit(d), q, qt, sc, vec, preferred[sc.ID]))
+	}
+	return hits, next, nil
+}
+
+// toHit turns a fetched document and its fused score into a result entry.
+func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) federation.Hit {
+	score := scoreOf(sc.Score)
+	if q.Evidence {
+		examples := h["examples"]
+		vectors := h["_vectors"]
+		delete(h, "examples")
+		delete(h, "_vectors")
+		h["evidence"] = mustJSON(buildEvidence(h, examples, vectors, q, qterms, sc, vec, preferred))
+	}
+	delete(h, "_vectors")
+	h["score"] = json.RawMessage(strconv.Itoa(score))
+	h["source"] = s.sourceJSON
+	var id string
+	_ = json.Unmarshal(h["identifier"], &id)
+	return federation.Hit{
+		Identifier: id,
+		Entry:      h,
+		Score:      float64(score),
+		Source:     s.publicURL,
+		Verified:   bytes.Equal(h["publisherVerified"], []byte("true")),
+		Local:      true,
+	}
+}
+
+// scoreOf maps Meilisearch's ranking score (0..1) to 0..100.
+func scoreOf(rs float64) int {
+	v := int(math.Round(rs * 100))
+	return max(0, min(100, v))
+}

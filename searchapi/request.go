@@ -1,0 +1,345 @@
+package searchapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/federation"
+)
+
+const (
+	maxBodyBytes    = 64 << 10
+	maxTextRunes    = 1000
+	defaultPageSize = 10
+	maxPageSize     = 100
+)
+
+// stringList accepts a JSON string or an array of strings.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = stringList{s}
+		return nil
+	}
+	if bytes.Equal(b, []byte("null")) {
+		*l = nil
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(b, &ss); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*l = ss
+	return nil
+}
+
+// searchBody is POST /search as clients send it: the Agent Finder v0.4.2
+// shape, the ARD v0.9 shape (federation at the root, query.filter) and the
+// xu extensions. Unknown fields are ignored.
+type searchBody struct {
+	Query           json.RawMessage `json:"query"`
+	Federation      *string         `json:"federation"`
+	PageSize        json.RawMessage `json:"pageSize"`
+	Limit           json.RawMessage `json:"limit"` // xu spelling of pageSize
+	PageToken       string          `json:"pageToken"`
+	IncludeEvidence bool            `json:"includeEvidence"`
+	IncludeStale    bool            `json:"includeStale"`
+}
+
+type queryBody struct {
+	Text            *string                    `json:"text"`
+	Type            stringList                 `json:"type"`
+	Compliance      stringList                 `json:"compliance"`
+	Publisher       stringList                 `json:"publisher"`
+	Federation      *string                    `json:"federation"`
+	Filter          map[string]json.RawMessage `json:"filter"`
+	Constraints     map[string]json.RawMessage `json:"constraints"`
+	Tags            stringList                 `json:"tags"`
+	RequiredTags    stringList                 `json:"requiredTags"`
+	ExcludedTags    stringList                 `json:"excludedTags"`
+	PreferredTags   stringList                 `json:"preferredTags"`
+	Skills          stringList                 `json:"skills"`
+	Capabilities    stringList                 `json:"capabilities"`
+	Protocols       stringList                 `json:"protocols"`
+	VerifiedOnly    *bool                      `json:"verifiedOnly"`
+	IncludeEvidence bool                       `json:"includeEvidence"`
+	IncludeStale    bool                       `json:"includeStale"`
+
+	// xu (draft-xu-efficient-agent-discovery-profile §5.1) spellings.
+	RequiredTagsXu    stringList `json:"required_tags"`
+	ExcludedTagsXu    stringList `json:"excluded_tags"`
+	PreferredTagsXu   stringList `json:"preferred_tags"`
+	IncludeEvidenceXu bool       `json:"include_evidence"`
+}
+
+// searchQuery is a validated search.
+type searchQuery struct {
+	Text          string
+	Groups        []filterGroup
+	PreferredTags []string
+	VerifiedOnly  bool
+	IncludeStale  bool
+	Evidence      bool
+	Mode          federation.Mode
+	PageSize      int
+	PageToken     string
+}
+
+// decodeBody reads a JSON request body of at most maxBodyBytes into v and
+// returns the raw body.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, invalid("request body exceeds %d bytes", maxBodyBytes)
+		}
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, invalid("request body is empty; want a JSON object")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			return nil, invalid("field %s has the wrong type", ute.Field)
+		}
+		return nil, invalid("request body is not valid JSON for this endpoint")
+	}
+	return body, nil
+}
+
+// parseMode reads a federation mode; "" is auto.
+func parseMode(s string) (federation.Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return federation.ModeAuto, nil
+	case "referrals", "referral":
+		return federation.ModeReferrals, nil
+	case "none":
+		return federation.ModeNone, nil
+	}
+	return "", invalid("federation must be auto, referrals or none")
+}
+
+// parseSearch validates a search body. requireText is false for /explore.
+func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, error) {
+	q := &searchQuery{PageSize: defaultPageSize, PageToken: b.PageToken, Evidence: b.IncludeEvidence, IncludeStale: b.IncludeStale}
+	var qb queryBody
+	switch t := bytes.TrimSpace(b.Query); {
+	case len(t) == 0 || bytes.Equal(t, []byte("null")):
+		if requireText {
+			return nil, invalid("query.text is required")
+		}
+	case t[0] == '"': // xu shape: "query": "text", the other fields at the root
+		var s string
+		if err := json.Unmarshal(t, &s); err != nil {
+			return nil, invalid("query is not valid")
+		}
+		if err := json.Unmarshal(raw, &qb); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && ute.Field != "" {
+				return nil, invalid("%s has the wrong type", ute.Field)
+			}
+			return nil, invalid("request body is not valid")
+		}
+		qb.Text = &s
+	default:
+		if err := json.Unmarshal(t, &qb); err != nil {
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) && ute.Field != "" {
+				return nil, invalid("query.%s has the wrong type", ute.Field)
+			}
+			return nil, invalid("query must be an object with a text field")
+		}
+	}
+	if qb.Text != nil {
+		q.Text = strings.TrimSpace(*qb.Text)
+	}
+	if requireText && q.Text == "" {
+		return nil, invalid("query.text is required and must not be empty")
+	}
+	if !utf8.ValidString(q.Text) {
+		return nil, invalid("query.text is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(q.Text) > maxTextRunes {
+		return nil, invalid("query.text is longer than %d characters", maxTextRunes)
+	}
+	q.Evidence = q.Evidence || qb.IncludeEvidence || qb.IncludeEvidenceXu
+	qb.RequiredTags = append(qb.RequiredTags, qb.RequiredTagsXu...)
+	qb.ExcludedTags = append(qb.ExcludedTags, qb.ExcludedTagsXu...)
+	qb.PreferredTags = append(qb.PreferredTags, qb.PreferredTagsXu...)
+	q.IncludeStale = q.IncludeStale || qb.IncludeStale
+
+	mode := ""
+	if qb.Federation != nil {
+		mode = *qb.Federation
+	}
+	if b.Federation != nil {
+		if qb.Federation != nil && !strings.EqualFold(strings.TrimSpace(*b.Federation), strings.TrimSpace(*qb.Federation)) {
+			return nil, invalid("federation is given twice with different values")
+		}
+		mode = *b.Federation
+	}
+	m, err := parseMode(mode)
+	if err != nil {
+		return nil, err
+	}
+	q.Mode = m
+
+	ps := b.PageSize
+	if len(bytes.TrimSpace(ps)) == 0 {
+		ps = b.Limit
+	}
+	if t := bytes.TrimSpace(ps); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		var f float64
+		if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
+			return nil, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
+		}
+		q.PageSize = int(f)
+	}
+
+	add := func(key string, vals []string) error {
+		if len(vals) == 0 {
+			return nil
+		}
+		g, ok := newGroup(key, vals)
+		if !ok {
+			return unsupported("filter %q is not supported", key)
+		}
+		if len(g.Vals) > 0 {
+			if len(g.Vals) > 64 {
+				return invalid("filter %q has more than 64 values", key)
+			}
+			q.Groups = append(q.Groups, g)
+		}
+		return nil
+	}
+	for _, kv := range []struct {
+		key  string
+		vals []string
+	}{
+		{"type", qb.Type}, {"compliance", qb.Compliance}, {"publisher", qb.Publisher},
+		{"tags", qb.Tags}, {"requiredTags", qb.RequiredTags}, {"excludedTags", qb.ExcludedTags},
+		{"skills", qb.Skills}, {"capabilities", qb.Capabilities}, {"protocols", qb.Protocols},
+	} {
+		if err := add(kv.key, kv.vals); err != nil {
+			return nil, err
+		}
+	}
+	if qb.VerifiedOnly != nil {
+		q.VerifiedOnly = *qb.VerifiedOnly
+	}
+	for k := range qb.Constraints {
+		return nil, unsupported("constraint %q is not supported", k)
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range qb.Filter {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, k := range keys {
+		raw := qb.Filter[k]
+		switch k {
+		case "verifiedOnly", "publisherVerified", "verified":
+			var v bool
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, invalid("query.filter.%s must be a boolean", k)
+			}
+			q.VerifiedOnly = q.VerifiedOnly || v
+			continue
+		case "preferredTags":
+			var l stringList
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return nil, invalid("query.filter.%s must be a string or an array of strings", k)
+			}
+			qb.PreferredTags = append(qb.PreferredTags, l...)
+			continue
+		}
+		if _, ok := filterKeys[k]; !ok {
+			return nil, unsupported("filter %q is not supported", k)
+		}
+		var l stringList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, invalid("query.filter.%s must be a string or an array of strings", k)
+		}
+		if err := add(k, l); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range qb.PreferredTags {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(q.PreferredTags, t) {
+			q.PreferredTags = append(q.PreferredTags, t)
+		}
+	}
+	return q, nil
+}
+
+// normalized returns the canonical form of everything that decides which
+// results a query has; page tokens are bound to it.
+func (q *searchQuery) normalized(kind string) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	b.WriteByte(0)
+	b.WriteString(strings.Join(strings.Fields(strings.ToLower(q.Text)), " "))
+	gs := make([]string, 0, len(q.Groups))
+	for _, g := range q.Groups {
+		vals := slices.Clone(g.Vals)
+		for i := range vals {
+			vals[i] = strings.ToLower(vals[i])
+		}
+		slices.Sort(vals)
+		gs = append(gs, g.Key+"\x01"+strings.Join(vals, "\x02"))
+	}
+	slices.Sort(gs)
+	for _, g := range gs {
+		b.WriteByte(0)
+		b.WriteString(g)
+	}
+	pt := slices.Clone(q.PreferredTags)
+	slices.Sort(pt)
+	b.WriteString("\x00p=" + strings.ToLower(strings.Join(pt, "\x02")))
+	if q.VerifiedOnly {
+		b.WriteString("\x00verified")
+	}
+	if q.IncludeStale {
+		b.WriteString("\x00stale")
+	}
+	return b.String()
+}
+
+// federationQuery is the query as forwarded upstream.
+func (q *searchQuery) federationQuery() federation.Query {
+	fq := federation.Query{Text: q.Text, PageSize: q.PageSize}
+	for _, g := range q.Groups {
+		switch g.Key {
+		case "type":
+			fq.Type = append(fq.Type, g.Vals...)
+		case "compliance":
+			fq.Compliance = append(fq.Compliance, g.Vals...)
+		case "publisher":
+			fq.Publisher = append(fq.Publisher, g.Vals...)
+		default:
+			if fq.Filter == nil {
+				fq.Filter = map[string][]string{}
+			}
+			fq.Filter[g.Key] = append(fq.Filter[g.Key], g.Vals...)
+		}
+	}
+	return fq
+}
