@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -122,112 +123,160 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	return body, nil
 }
 
-// parseMode reads a federation mode; "" is auto.
-func parseMode(s string) (federation.Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "auto":
-		return federation.ModeAuto, nil
-	case "referrals", "referral":
-		return federation.ModeReferrals, nil
-	case "none":
-		return federation.ModeNone, nil
+// parseSearch validates a search body. requireText is false for /explore.
+// Each field is read by a helper of its own, in the order the errors are
+// reported.
+func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, error) {
+	qb, err := decodeQuery(b.Query, raw, requireText)
+	if err != nil {
+		return nil, err
 	}
-	return "", invalid("federation must be auto, referrals or none")
+	q := &searchQuery{
+		PageToken:    b.PageToken,
+		Evidence:     b.IncludeEvidence || qb.IncludeEvidence || qb.IncludeEvidenceXu,
+		IncludeStale: b.IncludeStale || qb.IncludeStale,
+	}
+	if q.Text, err = parseText(qb.Text, requireText); err != nil {
+		return nil, err
+	}
+	if q.Mode, err = parseFederation(b.Federation, qb.Federation); err != nil {
+		return nil, err
+	}
+	if q.PageSize, err = parsePageSize(b.PageSize, b.Limit); err != nil {
+		return nil, err
+	}
+	qb.RequiredTags = append(qb.RequiredTags, qb.RequiredTagsXu...)
+	qb.ExcludedTags = append(qb.ExcludedTags, qb.ExcludedTagsXu...)
+	preferred := append(qb.PreferredTags, qb.PreferredTagsXu...)
+	if err := q.addFields(&qb); err != nil {
+		return nil, err
+	}
+	if qb.VerifiedOnly != nil {
+		q.VerifiedOnly = *qb.VerifiedOnly
+	}
+	for k := range qb.Constraints {
+		return nil, unsupported("constraint %q is not supported", k)
+	}
+	more, err := q.addFilterObject(qb.Filter)
+	if err != nil {
+		return nil, err
+	}
+	q.setPreferredTags(append(preferred, more...))
+	return q, nil
 }
 
-// parseSearch validates a search body. requireText is false for /explore.
-func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, error) {
-	q := &searchQuery{PageSize: defaultPageSize, PageToken: b.PageToken, Evidence: b.IncludeEvidence, IncludeStale: b.IncludeStale}
+// decodeQuery reads the query member: an object (the Agent Finder and ARD
+// shapes), a string (the xu shape, whose other fields sit at the root of
+// raw) or nothing, which only /explore accepts.
+func decodeQuery(query json.RawMessage, raw []byte, requireText bool) (queryBody, error) {
 	var qb queryBody
-	switch t := bytes.TrimSpace(b.Query); {
+	switch t := bytes.TrimSpace(query); {
 	case len(t) == 0 || bytes.Equal(t, []byte("null")):
 		if requireText {
-			return nil, invalid("query.text is required")
+			return qb, invalid("query.text is required")
 		}
 	case t[0] == '"': // xu shape: "query": "text", the other fields at the root
 		var s string
 		if err := json.Unmarshal(t, &s); err != nil {
-			return nil, invalid("query is not valid")
+			return qb, invalid("query is not valid")
 		}
 		if err := json.Unmarshal(raw, &qb); err != nil {
 			var ute *json.UnmarshalTypeError
 			if errors.As(err, &ute) && ute.Field != "" {
-				return nil, invalid("%s has the wrong type", ute.Field)
+				return qb, invalid("%s has the wrong type", ute.Field)
 			}
-			return nil, invalid("request body is not valid")
+			return qb, invalid("request body is not valid")
 		}
 		qb.Text = &s
 	default:
 		if err := json.Unmarshal(t, &qb); err != nil {
 			var ute *json.UnmarshalTypeError
 			if errors.As(err, &ute) && ute.Field != "" {
-				return nil, invalid("query.%s has the wrong type", ute.Field)
+				return qb, invalid("query.%s has the wrong type", ute.Field)
 			}
-			return nil, invalid("query must be an object with a text field")
+			return qb, invalid("query must be an object with a text field")
 		}
 	}
-	if qb.Text != nil {
-		q.Text = strings.TrimSpace(*qb.Text)
-	}
-	if requireText && q.Text == "" {
-		return nil, invalid("query.text is required and must not be empty")
-	}
-	if !utf8.ValidString(q.Text) {
-		return nil, invalid("query.text is not valid UTF-8")
-	}
-	if utf8.RuneCountInString(q.Text) > maxTextRunes {
-		return nil, invalid("query.text is longer than %d characters", maxTextRunes)
-	}
-	q.Evidence = q.Evidence || qb.IncludeEvidence || qb.IncludeEvidenceXu
-	qb.RequiredTags = append(qb.RequiredTags, qb.RequiredTagsXu...)
-	qb.ExcludedTags = append(qb.ExcludedTags, qb.ExcludedTagsXu...)
-	qb.PreferredTags = append(qb.PreferredTags, qb.PreferredTagsXu...)
-	q.IncludeStale = q.IncludeStale || qb.IncludeStale
+	return qb, nil
+}
 
+// parseText trims and checks query.text: present when required, valid
+// UTF-8, at most maxTextRunes characters.
+func parseText(text *string, requireText bool) (string, error) {
+	var t string
+	if text != nil {
+		t = strings.TrimSpace(*text)
+	}
+	if requireText && t == "" {
+		return "", invalid("query.text is required and must not be empty")
+	}
+	if !utf8.ValidString(t) {
+		return "", invalid("query.text is not valid UTF-8")
+	}
+	if utf8.RuneCountInString(t) > maxTextRunes {
+		return "", invalid("query.text is longer than %d characters", maxTextRunes)
+	}
+	return t, nil
+}
+
+// parseFederation reads the federation mode, given at the root (ARD), in
+// the query (Agent Finder) or both when they agree; none given is auto.
+func parseFederation(root, inQuery *string) (federation.Mode, error) {
 	mode := ""
-	if qb.Federation != nil {
-		mode = *qb.Federation
+	if inQuery != nil {
+		mode = *inQuery
 	}
-	if b.Federation != nil {
-		if qb.Federation != nil && !strings.EqualFold(strings.TrimSpace(*b.Federation), strings.TrimSpace(*qb.Federation)) {
-			return nil, invalid("federation is given twice with different values")
+	if root != nil {
+		if inQuery != nil && !strings.EqualFold(strings.TrimSpace(*root), strings.TrimSpace(*inQuery)) {
+			return "", invalid("federation is given twice with different values")
 		}
-		mode = *b.Federation
+		mode = *root
 	}
-	m, err := parseMode(mode)
-	if err != nil {
-		return nil, err
-	}
-	q.Mode = m
+	return federation.ParseMode(mode)
+}
 
-	ps := b.PageSize
+// parsePageSize reads pageSize (or its xu spelling limit): an integer from
+// 1 to maxPageSize, defaultPageSize when absent.
+func parsePageSize(pageSize, limit json.RawMessage) (int, error) {
+	ps := pageSize
 	if len(bytes.TrimSpace(ps)) == 0 {
-		ps = b.Limit
+		ps = limit
 	}
-	if t := bytes.TrimSpace(ps); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
-		var f float64
-		if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
-			return nil, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
-		}
-		q.PageSize = int(f)
+	t := bytes.TrimSpace(ps)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return defaultPageSize, nil
 	}
+	var f float64
+	if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
+		return 0, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
+	}
+	return int(f), nil
+}
 
-	add := func(key string, vals []string) error {
-		if len(vals) == 0 {
-			return nil
-		}
-		g, ok := newGroup(key, vals)
-		if !ok {
-			return unsupported("filter %q is not supported", key)
-		}
-		if len(g.Vals) > 0 {
-			if len(g.Vals) > 64 {
-				return invalid("filter %q has more than 64 values", key)
-			}
-			q.Groups = append(q.Groups, g)
-		}
+// maxFilterValues caps the values of one filter.
+const maxFilterValues = 64
+
+// addGroup adds the filter group key with vals; no values (or only empty
+// ones) add nothing.
+func (q *searchQuery) addGroup(key string, vals []string) error {
+	if len(vals) == 0 {
 		return nil
 	}
+	g, ok := newGroup(key, vals)
+	if !ok {
+		return unsupported("filter %q is not supported", key)
+	}
+	if len(g.Vals) > 0 {
+		if len(g.Vals) > maxFilterValues {
+			return invalid("filter %q has more than %d values", key, maxFilterValues)
+		}
+		q.Groups = append(q.Groups, g)
+	}
+	return nil
+}
+
+// addFields adds the filters given as fields of the query object.
+func (q *searchQuery) addFields(qb *queryBody) error {
 	for _, kv := range []struct {
 		key  string
 		vals []string
@@ -236,25 +285,19 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 		{"tags", qb.Tags}, {"requiredTags", qb.RequiredTags}, {"excludedTags", qb.ExcludedTags},
 		{"skills", qb.Skills}, {"capabilities", qb.Capabilities}, {"protocols", qb.Protocols},
 	} {
-		if err := add(kv.key, kv.vals); err != nil {
-			return nil, err
+		if err := q.addGroup(kv.key, kv.vals); err != nil {
+			return err
 		}
 	}
-	if qb.VerifiedOnly != nil {
-		q.VerifiedOnly = *qb.VerifiedOnly
-	}
-	for k := range qb.Constraints {
-		return nil, unsupported("constraint %q is not supported", k)
-	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range qb.Filter {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	for _, k := range keys {
-		raw := qb.Filter[k]
+	return nil
+}
+
+// addFilterObject adds the filters of query.filter (ARD), in key order. The
+// verified flags and preferredTags are not filters: the first set
+// VerifiedOnly, the second are returned.
+func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (preferred []string, err error) {
+	for _, k := range slices.Sorted(maps.Keys(filter)) {
+		raw := filter[k]
 		switch k {
 		case "verifiedOnly", "publisherVerified", "verified":
 			var v bool
@@ -268,7 +311,7 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, invalid("query.filter.%s must be a string or an array of strings", k)
 			}
-			qb.PreferredTags = append(qb.PreferredTags, l...)
+			preferred = append(preferred, l...)
 			continue
 		}
 		if _, ok := filterKeys[k]; !ok {
@@ -278,16 +321,20 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return nil, invalid("query.filter.%s must be a string or an array of strings", k)
 		}
-		if err := add(k, l); err != nil {
+		if err := q.addGroup(k, l); err != nil {
 			return nil, err
 		}
 	}
-	for _, t := range qb.PreferredTags {
+	return preferred, nil
+}
+
+// setPreferredTags keeps the distinct non-empty tags of tags, trimmed.
+func (q *searchQuery) setPreferredTags(tags []string) {
+	for _, t := range tags {
 		if t = strings.TrimSpace(t); t != "" && !slices.Contains(q.PreferredTags, t) {
 			q.PreferredTags = append(q.PreferredTags, t)
 		}
 	}
-	return q, nil
 }
 
 // normalized returns the canonical form of everything that decides which
