@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest/meili"
@@ -606,8 +605,8 @@ func TestFederationModes(t *testing.T) {
 	})
 }
 
-// TestServeShutsDownGracefully: a request in flight when the context ends
-// still gets its answer, and Serve returns nil.
+// TestServeShutsDownGracefully: on the server NewHTTPServer builds, a
+// request in flight when Shutdown starts still gets its answer.
 func TestServeShutsDownGracefully(t *testing.T) {
 	emb := &blockingEmbedder{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	f := newFixture(t, func(c *Config) { c.Embedder = emb })
@@ -615,9 +614,10 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	cfg := HTTPConfig{}
+	hs := NewHTTPServer(f.srv.Handler(), cfg, nil)
 	done := make(chan error, 1)
-	go func() { done <- f.srv.ServeListener(ctx, ln) }()
+	go func() { done <- hs.Serve(cfg.Listener(ln)) }()
 	status := make(chan int, 1)
 	go func() {
 		resp, err := http.Post("http://"+ln.Addr().String()+"/search", "application/json", strings.NewReader(`{"query":{"text":"weather","federation":"none"}}`))
@@ -629,13 +629,16 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		status <- resp.StatusCode
 	}()
 	<-emb.entered
-	cancel()
-	time.Sleep(20 * time.Millisecond) // let Shutdown close the listener; not a timing assertion
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(context.Background()) }()
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("Serve: %v", err)
+	}
 	close(emb.release)
 	if s := <-status; s != http.StatusOK {
 		t.Fatalf("in-flight request: %d", s)
 	}
-	if err := <-done; err != nil {
-		t.Fatalf("Serve: %v", err)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
 	}
 }

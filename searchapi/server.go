@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -345,44 +344,4 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		resp.Status, resp.Meilisearch, status = "unavailable", "unreachable", http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, resp)
-}
-
-// Serve listens on addr and serves until ctx is done, then shuts down
-// gracefully (in-flight requests get up to 10 s).
-func (s *Server) Serve(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	return s.ServeListener(ctx, ln)
-}
-
-// ServeListener is Serve on an existing listener, which it closes.
-func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	s.log.Info("serving", "addr", ln.Addr().String(), "publicUrl", s.publicURL)
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := hs.Shutdown(sctx)
-	<-errc
-	s.log.Info("stopped")
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
 }

@@ -83,6 +83,7 @@ type serveOptions struct {
 	perHost, maxCatalogs          int
 	delay                         time.Duration
 	noDNS                         bool
+	http                          searchapi.HTTPConfig
 	crawlFlags
 }
 
@@ -90,6 +91,8 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	c := newCLI("serve", "[flags]\n\nCrawls the seeds on a schedule, keeps the Meilisearch index in step, and serves the\nAgent Finder API (POST /search, GET /agents, ...) with federation to upstream registries.", stderr)
 	fs := c.fs
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address` of the API")
+	fs.IntVar(&o.http.MaxHeaderKiB, "max-header-kib", searchapi.DefaultMaxHeaderKiB, "largest request line and headers, in `KiB`, of one request (larger: 431)")
+	fs.IntVar(&o.http.MaxConns, "max-conns", searchapi.DefaultMaxConns, "open client `connections` at most; more wait to be accepted (negative: no bound)")
 	fs.StringVar(&o.publicURL, "public-url", "", "public base `URL` of this registry, used as results' source and in the self catalog (default http://<addr>/)")
 	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<host>:registry:<name>")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "`directory` for scheduler state and the managed Meilisearch")
@@ -331,16 +334,9 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 	mux.Handle("/", api.Handler())
 	s.handler = mux
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := searchapi.NewHTTPServer(mux, o.http, log)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(o.http.Listener(ln)) }()
 	log.Info("serving", "addr", s.addr, "public_url", s.publicURL, "index", o.index,
 		"meili", s.meiliURL, "managed_meili", s.managed != nil, "embeddings", embedder != nil,
 		"admin", o.adminToken != "", "crawl", o.crawl)

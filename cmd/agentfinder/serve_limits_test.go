@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+)
+
+// startQuietServe starts a serve that crawls nothing (no seeds, --no-crawl)
+// with the given extra flags; it stops when the test ends.
+func startQuietServe(t *testing.T, extra ...string) *e2e {
+	t.Helper()
+	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	e := newE2EOn(t, web, nil)
+	e.args = append(append(e.args, "--no-crawl", "--log-level", "info"), extra...)
+	e.start()
+	t.Cleanup(e.stop)
+	return e
+}
+
+// rawRequest writes req on a new connection to addr and returns the status
+// line of the answer (or the read error). The write runs on its own so a
+// server that answers before reading everything is still heard.
+func rawRequest(t *testing.T, addr, req string) (string, error) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() { _, _ = c.Write([]byte(req)) }()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	return bufio.NewReader(c).ReadString('\n')
+}
+
+// TestServeHeaderAndConnectionLimits: serve answers 431 to headers over
+// --max-header-kib, and beyond --max-conns a connection waits, unanswered,
+// until another closes.
+func TestServeHeaderAndConnectionLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	const maxConns = 4
+	e := startQuietServe(t, "--max-header-kib", "8", "--max-conns", "4")
+
+	// net/http allows 4 KiB over the limit: 6 KiB passes, 64 KiB does not
+	// (Go's own default would take 1 MiB).
+	for _, tc := range []struct {
+		size int
+		want string
+	}{{6 << 10, "200"}, {64 << 10, "431"}} {
+		req := "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", tc.size) + "\r\nConnection: close\r\n\r\n"
+		line, err := rawRequest(t, e.srv.addr, req)
+		if err != nil || !strings.Contains(line, " "+tc.want+" ") {
+			t.Errorf("%d-byte header: %q (%v), want %s", tc.size, line, err, tc.want)
+		}
+	}
+
+	// Hold maxConns idle connections, each once answered (so accepted).
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range maxConns {
+		c, err := net.Dial("tcp", e.srv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	// One more: the kernel completes the handshake, serve does not accept.
+	extra, err := net.Dial("tcp", e.srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	if _, err := extra.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(extra)
+	_ = extra.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("a connection over --max-conns was served")
+	}
+	// Closing one held connection lets it in.
+	held[0].Close()
+	_ = extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("waiting connection not served after another closed: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("waiting connection: %d", resp.StatusCode)
+	}
+}
