@@ -556,16 +556,39 @@ func (s *server) adminHandler(token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /admin/crawl", s.adminCrawl)
 	mux.HandleFunc("GET /admin/status", s.adminStatus)
-	want := []byte("Bearer " + token)
+	mux.HandleFunc("/admin/", adminFallback)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !bearerMatches(r.Header.Get("Authorization"), token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfinder-admin"`)
 			writeAdminError(w, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// bearerMatches reports whether an Authorization header value carries token
+// under the Bearer scheme, whose name is case-insensitive (RFC 9110 §11.1).
+func bearerMatches(header, token string) bool {
+	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+}
+
+// adminAllow is the Allow header of each admin endpoint.
+var adminAllow = map[string]string{"/admin/crawl": "POST", "/admin/status": "GET, HEAD"}
+
+// adminFallback answers what no admin route matched in the error model: a
+// known endpoint with the wrong method is 405 with Allow, anything else 404.
+func adminFallback(w http.ResponseWriter, r *http.Request) {
+	if allow, ok := adminAllow[r.URL.Path]; ok {
+		w.Header().Set("Allow", allow)
+		writeAdminError(w, http.StatusMethodNotAllowed, "invalid_request", "method "+r.Method+" is not allowed on "+r.URL.Path)
+		return
+	}
+	writeAdminError(w, http.StatusNotFound, "not_found", "no such admin endpoint")
 }
 
 // adminCrawl re-reads the seeds and crawls now: the seeds named by ?seed=

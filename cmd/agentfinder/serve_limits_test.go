@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -111,5 +112,64 @@ func TestServeHeaderAndConnectionLimits(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("waiting connection: %d", resp.StatusCode)
+	}
+}
+
+// TestServeAdminAuthAndErrors: the Bearer scheme is case-insensitive, and
+// admin 401/404/405 answers are the common error JSON (405 with Allow).
+func TestServeAdminAuthAndErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	e := startQuietServe(t)
+	call := func(method, path, auth string) (*http.Response, map[string]map[string]string) {
+		t.Helper()
+		req, err := http.NewRequest(method, e.url(path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]map[string]string
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp, body
+	}
+	for _, tc := range []struct {
+		name, method, path, auth string
+		status                   int
+		code, allow              string
+	}{
+		{"lower-case scheme", "GET", "/admin/status", "bearer " + e2eToken, 200, "", ""},
+		{"upper-case scheme", "GET", "/admin/status", "BEARER " + e2eToken, 200, "", ""},
+		{"wrong token", "GET", "/admin/status", "bearer nope", 401, "unauthorized", ""},
+		{"other scheme", "GET", "/admin/status", "Basic " + e2eToken, 401, "unauthorized", ""},
+		{"unknown endpoint", "GET", "/admin/nothing", "Bearer " + e2eToken, 404, "not_found", ""},
+		{"wrong method", "DELETE", "/admin/crawl", "Bearer " + e2eToken, 405, "invalid_request", "POST"},
+		{"wrong method on status", "POST", "/admin/status", "Bearer " + e2eToken, 405, "invalid_request", "GET, HEAD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := call(tc.method, tc.path, tc.auth)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%s %s: %d, want %d", tc.method, tc.path, resp.StatusCode, tc.status)
+			}
+			if got := resp.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow = %q, want %q", got, tc.allow)
+			}
+			if tc.code == "" {
+				return
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if e := body["error"]; e["code"] != tc.code || e["message"] == "" || e["correlationId"] == "" {
+				t.Errorf("error body = %v, want code %s with a message and correlationId", body, tc.code)
+			}
+		})
 	}
 }
