@@ -78,17 +78,18 @@ func NewDocument(rec Record, now time.Time) Document {
 		add(rec.Host.Identifier)
 		add(rec.Host.DisplayName)
 	}
-	if t, ok := parseTime(rec.UpdatedAt); ok {
+	if t, ok := ParseTime(rec.UpdatedAt); ok {
 		d.UpdatedAtTs = t.Unix()
 	}
-	if t, ok := parseTime(rec.ExpiresAt); ok {
+	if t, ok := ParseTime(rec.ExpiresAt); ok {
 		d.ExpiresAtTs = t.Unix()
 	}
 	return d
 }
 
-// parseTime reads the timestamp spellings seen in catalogs.
-func parseTime(s string) (time.Time, bool) {
+// ParseTime reads the timestamp spellings seen in catalogs and accepted in
+// filters: RFC 3339, a date and time without zone (UTC), or a date.
+func ParseTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, false

@@ -156,7 +156,7 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 	optString("version", &rec.Version)
 	optString("updatedAt", &rec.UpdatedAt)
 	if rec.UpdatedAt != "" {
-		if _, ok := parseTime(rec.UpdatedAt); !ok {
+		if _, ok := ParseTime(rec.UpdatedAt); !ok {
 			warn(".updatedAt", CodeInvalidTimestamp, "updatedAt %s is not an ISO 8601 timestamp", quoteShort(rec.UpdatedAt))
 		}
 	}

@@ -251,8 +251,8 @@ func newer(a, b Record) bool {
 	if a.Seq != b.Seq {
 		return a.Seq > b.Seq
 	}
-	ta, okA := parseTime(a.UpdatedAt)
-	tb, okB := parseTime(b.UpdatedAt)
+	ta, okA := ParseTime(a.UpdatedAt)
+	tb, okB := ParseTime(b.UpdatedAt)
 	return okA && (!okB || ta.After(tb))
 }
 

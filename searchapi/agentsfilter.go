@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -518,10 +517,8 @@ func parseFilterTime(v string) (int64, error) {
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return n, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.Unix(), nil
-		}
+	if t, ok := normalize.ParseTime(v); ok {
+		return t.Unix(), nil
 	}
 	return 0, fmt.Errorf("not a timestamp: %q", v)
 }
