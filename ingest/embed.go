@@ -20,14 +20,6 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// maxExamples and maxQueries cap how many examples and representative
-// queries of one record get their own vector, so one catalog cannot make
-// ingest embed without bound.
-const (
-	maxExamples = 16
-	maxQueries  = 32
-)
-
 // EntryText is the text whose vector stands for the whole entry: its name,
 // description, capabilities, skill names and tags, one per line. Relevance
 // tuning changes this function; records are re-embedded when their content
@@ -52,35 +44,16 @@ func EntryText(rec normalize.Record) string {
 	return b.String()
 }
 
-// vectorTexts returns the texts embedded for rec: the entry text, then up
-// to maxQueries representative queries, then up to maxExamples examples.
-// Empty texts are skipped.
+// vectorTexts returns the texts embedded for rec, in the order
+// normalize.EmbedderName's vectors are stored: the entry text, then the
+// embedded representative queries and examples. Empty texts are skipped.
 func vectorTexts(rec normalize.Record) []string {
 	var out []string
 	if t := EntryText(rec); t != "" {
 		out = append(out, t)
 	}
-	n := 0
-	for _, q := range rec.RepresentativeQueries {
-		if n == maxQueries {
-			break
-		}
-		if q = strings.TrimSpace(q); q != "" {
-			out = append(out, q)
-			n++
-		}
-	}
-	n = 0
-	for _, e := range rec.Examples {
-		if n == maxExamples {
-			break
-		}
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
-			n++
-		}
-	}
-	return out
+	out = append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)
+	return append(out, normalize.EmbeddedExamples(rec.Examples)...)
 }
 
 // vectorCache remembers vectors by content hash so content already embedded
@@ -112,8 +85,8 @@ func (c *vectorCache) put(hash string, v [][]float32) {
 	c.m[hash] = v
 }
 
-// embedDocs sets Vectors on every doc: {"default": [[...], ...]} or
-// {"default": nil} for a record without text. It embeds in chunks across
+// embedDocs sets Vectors on every doc: {EmbedderName: [[...], ...]} or
+// {EmbedderName: nil} for a record without text. It embeds in chunks across
 // GOMAXPROCS goroutines and reuses cached vectors by content hash.
 func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*normalize.Document) error {
 	type job struct {
@@ -128,7 +101,7 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 		}
 		texts := vectorTexts(d.Record)
 		if len(texts) == 0 {
-			d.Vectors = map[string]any{EmbedderName: nil}
+			d.Vectors = map[string]any{normalize.EmbedderName: nil}
 			continue
 		}
 		jobs = append(jobs, job{doc: d, texts: texts})
@@ -189,10 +162,10 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 
 func setVectors(d *normalize.Document, v [][]float32) {
 	if len(v) == 0 {
-		d.Vectors = map[string]any{EmbedderName: nil}
+		d.Vectors = map[string]any{normalize.EmbedderName: nil}
 		return
 	}
-	d.Vectors = map[string]any{EmbedderName: v}
+	d.Vectors = map[string]any{normalize.EmbedderName: v}
 }
 
 func sameDims(v [][]float32, dims int) bool {

@@ -50,7 +50,7 @@ type Config struct {
 	// Logger receives lifecycle and failure logs; nil discards.
 	Logger *slog.Logger
 	// Embedder, when set, makes every document carry user-provided vectors
-	// for the "default" embedder. Nil: no embedder setting, no vectors.
+	// for normalize.EmbedderName. Nil: no embedder setting, no vectors.
 	Embedder Embedder
 	// QueueSize bounds the results waiting to be applied; Put blocks when it
 	// is full. Default 256.
@@ -287,7 +287,7 @@ func (ix *Indexer) optOutVectors(ctx context.Context) error {
 		part := ids[start:min(start+chunkDocs, len(ids))]
 		patch := make([]map[string]any, len(part))
 		for i, id := range part {
-			patch[i] = map[string]any{normalize.FieldID: id, "_vectors": map[string]any{EmbedderName: nil}}
+			patch[i] = map[string]any{normalize.FieldID: id, "_vectors": map[string]any{normalize.EmbedderName: nil}}
 		}
 		if err := ix.st.write(ctx, "opt documents out of vectors", ix.st.patchTask(ix.index, patch).send); err != nil {
 			return err

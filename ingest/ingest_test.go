@@ -327,7 +327,7 @@ func TestSettingsAppliedOnce(t *testing.T) {
 	if !slices.Equal(s.SearchableAttributes, searchableAttributes) {
 		t.Fatalf("searchable = %v", s.SearchableAttributes)
 	}
-	if s.Pagination.MaxTotalHits != maxTotalHits || !slices.Contains(s.FilterableAttributes, normalize.FieldExpiresAtTs) {
+	if s.Pagination.MaxTotalHits != normalize.MaxTotalHits || !slices.Contains(s.FilterableAttributes, normalize.FieldExpiresAtTs) {
 		t.Fatalf("settings = %+v", s)
 	}
 	if s.ProximityPrecision != meilisearch.ByAttribute || s.FacetSearch {
@@ -360,7 +360,7 @@ func TestEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if emb, ok := s.Embedders[EmbedderName]; !ok || emb.Source != meilisearch.UserProvidedEmbedderSource || emb.Dimensions != 8 {
+	if emb, ok := s.Embedders[normalize.EmbedderName]; !ok || emb.Source != meilisearch.UserProvidedEmbedderSource || emb.Dimensions != 8 {
 		t.Fatalf("embedders = %+v", s.Embedders)
 	}
 	vectors := func(identifier string) int {
@@ -375,7 +375,7 @@ func TestEmbeddings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(d.Vectors[EmbedderName].Embeddings)
+		return len(d.Vectors[normalize.EmbedderName].Embeddings)
 	}
 	if n := vectors("urn:air:acme.test:agent:weather"); n != 4 {
 		t.Fatalf("weather: %d vectors, want 4 (entry + 2 queries + 1 example)", n)
@@ -398,7 +398,7 @@ func TestEmbeddings(t *testing.T) {
 		t.Fatalf("after stale marking: %d vectors, %d stale", n, e.count("stale = true"))
 	}
 	hits, err := e.client.Index(e.index).SearchWithContext(t.Context(), "", &meilisearch.SearchRequest{
-		Vector: mustEmbed(t, emb, "rain tomorrow"), Hybrid: &meilisearch.SearchRequestHybrid{Embedder: EmbedderName, SemanticRatio: 1}, Limit: 1})
+		Vector: mustEmbed(t, emb, "rain tomorrow"), Hybrid: &meilisearch.SearchRequestHybrid{Embedder: normalize.EmbedderName, SemanticRatio: 1}, Limit: 1})
 	if err != nil {
 		t.Fatalf("vector search: %v", err)
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// EmbedderName is the name of the Meilisearch embedder ingest configures
-// when Config.Embedder is set; searchapi uses it for hybrid queries.
-const EmbedderName = "default"
-
 // searchableAttributes are in the order Meilisearch's "attribute" ranking
 // rule weighs them: a match earlier in the list ranks higher.
 //   - displayName first: people search for an agent by its name.
@@ -38,34 +34,6 @@ var searchableAttributes = []string{
 	"host.displayName",
 }
 
-// filterableAttributes cover every filter the search APIs offer, plus what
-// ingest and searchapi filter on internally (stale, expiry, source catalog).
-var filterableAttributes = []string{
-	normalize.FieldType,
-	normalize.FieldPublisher,
-	normalize.FieldPublisherNames,
-	normalize.FieldPublisherVerified,
-	normalize.FieldCompliance,
-	normalize.FieldTags,
-	normalize.FieldSkills,
-	normalize.FieldCapabilities,
-	normalize.FieldProtocols,
-	normalize.FieldStatus,
-	normalize.FieldStale,
-	normalize.FieldSourceCatalog,
-	normalize.FieldExpiresAtTs,
-	normalize.FieldUpdatedAtTs,
-	normalize.FieldIndexedAtTs,
-	normalize.FieldIdentifier,
-}
-
-// sortableAttributes serve browsing (GET /agents): by name, by freshness.
-var sortableAttributes = []string{
-	normalize.FieldDisplayName,
-	normalize.FieldUpdatedAtTs,
-	normalize.FieldIndexedAtTs,
-}
-
 // rankingRules: Meilisearch's defaults, with "attribute" moved before
 // "proximity". Agent entries are short fields, not prose: a query word found
 // in the name or capabilities matters more than two words sitting close
@@ -88,10 +56,6 @@ var typoTolerance = meilisearch.TypoTolerance{
 	DisableOnNumbers:    true,
 }
 
-// maxTotalHits lets browsing page deep into a large index (Meilisearch's
-// default stops at 1,000).
-const maxTotalHits = 100000
-
 // maxValuesPerFacet is enough for a tag or publisher facet list on a page.
 const maxValuesPerFacet = 200
 
@@ -111,10 +75,10 @@ func desiredSettings(dims int) *meilisearch.Settings {
 	s := &meilisearch.Settings{
 		RankingRules:         slices.Clone(rankingRules),
 		SearchableAttributes: slices.Clone(searchableAttributes),
-		FilterableAttributes: slices.Clone(filterableAttributes),
-		SortableAttributes:   slices.Clone(sortableAttributes),
+		FilterableAttributes: normalize.FilterableFields(),
+		SortableAttributes:   normalize.SortableFields(),
 		TypoTolerance:        &tt,
-		Pagination:           &meilisearch.Pagination{MaxTotalHits: maxTotalHits},
+		Pagination:           &meilisearch.Pagination{MaxTotalHits: normalize.MaxTotalHits},
 		Faceting:             &meilisearch.Faceting{MaxValuesPerFacet: maxValuesPerFacet},
 		ProximityPrecision:   proximityPrecision,
 		// FacetSearch stays false: /explore counts facet values (facet
@@ -127,7 +91,7 @@ func desiredSettings(dims int) *meilisearch.Settings {
 	}
 	if dims > 0 {
 		s.Embedders = map[string]meilisearch.Embedder{
-			EmbedderName: {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: dims},
+			normalize.EmbedderName: {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: dims},
 		}
 	}
 	return s

@@ -32,30 +32,6 @@ type Document struct {
 	Vectors map[string]any `json:"_vectors,omitempty"`
 }
 
-// Index field names used in filters and sorts, shared by ingest (settings)
-// and searchapi (queries).
-const (
-	FieldID                = "id"
-	FieldIdentifier        = "identifier"
-	FieldDisplayName       = "displayName"
-	FieldType              = "type"
-	FieldTags              = "tags"
-	FieldSkills            = "skills"
-	FieldCapabilities      = "capabilities"
-	FieldProtocols         = "protocols"
-	FieldCompliance        = "compliance"
-	FieldPublisher         = "publisher"
-	FieldPublisherNames    = "publisherNames"
-	FieldPublisherVerified = "publisherVerified"
-	FieldStatus            = "status"
-	FieldStale             = "stale"
-	FieldSourceCatalog     = "sourceCatalog"
-	FieldUpdatedAtTs       = "updatedAtTs"
-	FieldIndexedAtTs       = "indexedAtTs"
-	FieldExpiresAtTs       = "expiresAtTs"
-	FieldContentHash       = "contentHash"
-)
-
 // NewDocument builds the index document for rec, indexed at now.
 func NewDocument(rec Record, now time.Time) Document {
 	rec.IndexedAt = now.UTC()

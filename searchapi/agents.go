@@ -146,17 +146,6 @@ type exploreBody struct {
 	Facets []string `json:"facets"`
 }
 
-// exploreFacets are the facets POST /explore may count.
-var exploreFacets = map[string]string{
-	"type":         normalize.FieldType,
-	"publisher":    normalize.FieldPublisher,
-	"tags":         normalize.FieldTags,
-	"compliance":   normalize.FieldCompliance,
-	"protocols":    normalize.FieldProtocols,
-	"capabilities": normalize.FieldCapabilities,
-	"skills":       normalize.FieldSkills,
-}
-
 var defaultFacets = []string{"type", "publisher", "tags", "compliance"}
 
 // exploreResponse is POST /explore's answer.
@@ -181,7 +170,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 	}
 	fields := make([]string, 0, len(names))
 	for _, n := range names {
-		f, ok := exploreFacets[n]
+		f, ok := normalize.FacetFields[n]
 		if !ok {
 			return unsupported("facet %q is not supported", n)
 		}

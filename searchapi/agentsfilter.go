@@ -364,48 +364,26 @@ func (p *parser) restriction() (fnode, error) {
 	return cmpNode{field: f.text, op: op.text, vals: []string{v.text}, pos: f.pos}, nil
 }
 
-// fieldKind says how a filterable field compares.
-type fieldKind int
-
-const (
-	kString fieldKind = iota // one value per document
-	kList                    // an array of values
-	kType                    // media type, spelling variants expanded
-	kBool
-	kTime // stored as Unix seconds
-)
-
-type fieldSpec struct {
-	index string
-	kind  fieldKind
-	norm  func(string) string
+// filterAliases are other names the filter language accepts for fields of
+// normalize.FilterFields.
+var filterAliases = map[string]string{
+	"id":         "identifier",
+	"mediaType":  "type",
+	"verified":   "publisherVerified",
+	"tag":        "tags",
+	"skill":      "skills",
+	"capability": "capabilities",
+	"protocol":   "protocols",
+	"catalog":    "sourceCatalog",
 }
 
-// agentFields are the fields the filter language knows (with aliases).
-var agentFields = map[string]fieldSpec{
-	"identifier":        {normalize.FieldIdentifier, kString, trim},
-	"id":                {normalize.FieldIdentifier, kString, trim},
-	"type":              {normalize.FieldType, kType, trim},
-	"mediaType":         {normalize.FieldType, kType, trim},
-	"publisher":         {normalize.FieldPublisherNames, kList, publisherValue},
-	"publisherVerified": {normalize.FieldPublisherVerified, kBool, lower},
-	"verified":          {normalize.FieldPublisherVerified, kBool, lower},
-	"tags":              {normalize.FieldTags, kList, trim},
-	"tag":               {normalize.FieldTags, kList, trim},
-	"skills":            {normalize.FieldSkills, kList, trim},
-	"skill":             {normalize.FieldSkills, kList, trim},
-	"capabilities":      {normalize.FieldCapabilities, kList, trim},
-	"capability":        {normalize.FieldCapabilities, kList, trim},
-	"protocols":         {normalize.FieldProtocols, kList, lower},
-	"protocol":          {normalize.FieldProtocols, kList, lower},
-	"compliance":        {normalize.FieldCompliance, kList, lower},
-	"status":            {normalize.FieldStatus, kString, lower},
-	"stale":             {normalize.FieldStale, kBool, lower},
-	"sourceCatalog":     {normalize.FieldSourceCatalog, kString, trim},
-	"catalog":           {normalize.FieldSourceCatalog, kString, trim},
-	"updatedAt":         {normalize.FieldUpdatedAtTs, kTime, trim},
-	"indexedAt":         {normalize.FieldIndexedAtTs, kTime, trim},
-	"expiresAt":         {normalize.FieldExpiresAtTs, kTime, trim},
+// filterField returns the field a filter names, by its name or an alias.
+func filterField(name string) (normalize.FilterField, bool) {
+	if n, ok := filterAliases[name]; ok {
+		name = n
+	}
+	f, ok := normalize.FilterFields[name]
+	return f, ok
 }
 
 // translate turns a syntax tree into a Meilisearch filter expression.
@@ -442,16 +420,16 @@ func translateAll(kids []fnode, op string) (string, error) {
 }
 
 func translateCmp(c cmpNode) (string, error) {
-	spec, ok := agentFields[c.field]
+	spec, ok := filterField(c.field)
 	if !ok {
 		return "", unsupported("filter field %q is not supported", c.field)
 	}
 	vals := make([]string, 0, len(c.vals))
 	for _, v := range c.vals {
-		vals = append(vals, spec.norm(v))
+		vals = append(vals, valueNorm(spec)(v))
 	}
-	switch spec.kind {
-	case kTime:
+	switch spec.Kind {
+	case normalize.KindTime:
 		var ts []string
 		for _, v := range vals {
 			t, err := parseFilterTime(v)
@@ -462,15 +440,15 @@ func translateCmp(c cmpNode) (string, error) {
 		}
 		switch c.op {
 		case "=", ":":
-			return spec.index + " = " + ts[0], nil
+			return spec.Field + " = " + ts[0], nil
 		case "!=":
-			return spec.index + " != " + ts[0], nil
+			return spec.Field + " != " + ts[0], nil
 		case "<", "<=", ">", ">=":
-			return spec.index + " " + c.op + " " + ts[0], nil
+			return spec.Field + " " + c.op + " " + ts[0], nil
 		case "in":
-			return spec.index + " IN [" + strings.Join(ts, ", ") + "]", nil
+			return spec.Field + " IN [" + strings.Join(ts, ", ") + "]", nil
 		}
-	case kBool:
+	case normalize.KindBool:
 		var bs []string
 		for _, v := range vals {
 			if v != "true" && v != "false" {
@@ -480,18 +458,18 @@ func translateCmp(c cmpNode) (string, error) {
 		}
 		switch c.op {
 		case "=", ":":
-			return spec.index + " = " + bs[0], nil
+			return spec.Field + " = " + bs[0], nil
 		case "!=":
-			return spec.index + " != " + bs[0], nil
+			return spec.Field + " != " + bs[0], nil
 		case "in":
-			return spec.index + " IN [" + strings.Join(bs, ", ") + "]", nil
+			return spec.Field + " IN [" + strings.Join(bs, ", ") + "]", nil
 		}
 	default:
 		one := func(v string) string {
-			if spec.kind == kType {
-				return inExpr(spec.index, typeSpellings(v))
+			if spec.Kind == normalize.KindType {
+				return inExpr(spec.Field, typeSpellings(v))
 			}
-			return eqExpr(spec.index, v)
+			return eqExpr(spec.Field, v)
 		}
 		switch c.op {
 		case "=", ":":
@@ -499,14 +477,14 @@ func translateCmp(c cmpNode) (string, error) {
 		case "!=":
 			return "NOT (" + one(vals[0]) + ")", nil
 		case "in":
-			if spec.kind == kType {
+			if spec.Kind == normalize.KindType {
 				var all []string
 				for _, v := range vals {
 					all = append(all, typeSpellings(v)...)
 				}
-				return inExpr(spec.index, all), nil
+				return inExpr(spec.Field, all), nil
 			}
-			return inExpr(spec.index, vals), nil
+			return inExpr(spec.Field, vals), nil
 		}
 	}
 	return "", invalid("filter: operator %s is not supported for field %s", c.op, c.field)
@@ -523,6 +501,14 @@ func parseFilterTime(v string) (int64, error) {
 	return 0, fmt.Errorf("not a timestamp: %q", v)
 }
 
+// sortAliases are the spellings orderBy accepts, lower-case, for the names
+// of normalize.SortFields.
+var sortAliases = map[string]string{
+	"displayname": "displayName", "name": "displayName", "display_name": "displayName",
+	"updatedat": "updatedAt", "updated_at": "updatedAt", "updated": "updatedAt",
+	"indexedat": "indexedAt", "indexed_at": "indexedAt", "createdat": "indexedAt", "created_at": "indexedAt",
+}
+
 // parseOrderBy reads "field [ASC|DESC], ..." into Meilisearch sort rules.
 func parseOrderBy(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
@@ -535,15 +521,8 @@ func parseOrderBy(s string) ([]string, error) {
 		if len(f) == 0 || len(f) > 2 {
 			return nil, invalid("orderBy: want \"field [ASC|DESC]\" items separated by commas")
 		}
-		var field string
-		switch strings.ToLower(f[0]) {
-		case "displayname", "name", "display_name":
-			field = normalize.FieldDisplayName
-		case "updatedat", "updated_at", "updated":
-			field = normalize.FieldUpdatedAtTs
-		case "indexedat", "indexed_at", "createdat", "created_at":
-			field = normalize.FieldIndexedAtTs
-		default:
+		field, ok := normalize.SortFields[sortAliases[strings.ToLower(f[0])]]
+		if !ok {
 			return nil, invalid("orderBy: cannot order by %q (use displayName, updatedAt or indexedAt)", f[0])
 		}
 		dir := "asc"

@@ -122,14 +122,6 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 	return ev
 }
 
-// Caps on the representative queries and examples ingest embeds per entry
-// (ingest/embed.go: the entry text, then up to 32 queries, then up to 16
-// examples, empty ones skipped).
-const (
-	embeddedQueries  = 32
-	embeddedExamples = 16
-)
-
 // semanticExamples scores each representative query and example by the
 // cosine of its stored vector with the query vector. ok is false when there
 // is no query vector or the stored vectors do not line up with the texts
@@ -144,20 +136,12 @@ func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string
 	}
 	type text struct{ kind, text string }
 	var texts []text
-	nonEmpty := func(kind string, in []string, limit int) {
-		n := 0
-		for _, t := range in {
-			if n == limit {
-				return
-			}
-			if t = strings.TrimSpace(t); t != "" {
-				texts = append(texts, text{kind, t})
-				n++
-			}
-		}
+	for _, t := range normalize.EmbeddedQueries(rq) {
+		texts = append(texts, text{"representativeQuery", t})
 	}
-	nonEmpty("representativeQuery", rq, embeddedQueries)
-	nonEmpty("example", ex, embeddedExamples)
+	for _, t := range normalize.EmbeddedExamples(ex) {
+		texts = append(texts, text{"example", t})
+	}
 	var skip int
 	switch len(vs) {
 	case len(texts) + 1: // the entry text first

@@ -147,42 +147,56 @@ func (g filterGroup) valueExpr(v string) string {
 	return eqExpr(g.Field, v)
 }
 
-// filterKey describes a filter a client may name in query.filter (ARD) or
-// as a query extension field.
-type filterKey struct {
-	field string
-	op    groupOp
-	norm  func(string) string
-}
-
 func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 func trim(s string) string  { return strings.TrimSpace(s) }
 
-// filterKeys are the filters POST /search and POST /explore understand.
-var filterKeys = map[string]filterKey{
-	"type":         {normalize.FieldType, opAny, trim},
-	"publisher":    {normalize.FieldPublisherNames, opAny, publisherValue},
-	"compliance":   {normalize.FieldCompliance, opAny, lower},
-	"tags":         {normalize.FieldTags, opAny, trim},
-	"requiredTags": {normalize.FieldTags, opAll, trim},
-	"excludedTags": {normalize.FieldTags, opNone, trim},
-	"skills":       {normalize.FieldSkills, opAny, trim},
-	"capabilities": {normalize.FieldCapabilities, opAny, trim},
-	"protocols":    {normalize.FieldProtocols, opAny, lower},
-	"identifier":   {normalize.FieldIdentifier, opAny, trim},
-	"status":       {normalize.FieldStatus, opAny, lower},
+// valueNorm returns how a value given for f is reduced to what the index
+// holds.
+func valueNorm(f normalize.FilterField) func(string) string {
+	switch {
+	case f.Field == normalize.FieldPublisherNames:
+		return publisherValue
+	case f.Fold:
+		return lower
+	}
+	return trim
+}
+
+// searchFilter is a filter a client may name in query.filter (ARD) or as a
+// query extension field: a field of normalize.FilterFields and how its
+// values combine.
+type searchFilter struct {
+	name string
+	op   groupOp
+}
+
+// searchFilters are the filters POST /search and POST /explore understand.
+var searchFilters = map[string]searchFilter{
+	"type":         {"type", opAny},
+	"publisher":    {"publisher", opAny},
+	"compliance":   {"compliance", opAny},
+	"tags":         {"tags", opAny},
+	"requiredTags": {"tags", opAll},
+	"excludedTags": {"tags", opNone},
+	"skills":       {"skills", opAny},
+	"capabilities": {"capabilities", opAny},
+	"protocols":    {"protocols", opAny},
+	"identifier":   {"identifier", opAny},
+	"status":       {"status", opAny},
 }
 
 // newGroup builds a group for a known key from raw values, dropping empty
 // values. ok is false for an unknown key.
 func newGroup(key string, vals []string) (filterGroup, bool) {
-	k, ok := filterKeys[key]
+	k, ok := searchFilters[key]
 	if !ok {
 		return filterGroup{}, false
 	}
-	g := filterGroup{Key: key, Field: k.field, Op: k.op}
+	f := normalize.FilterFields[k.name]
+	norm := valueNorm(f)
+	g := filterGroup{Key: key, Field: f.Field, Op: k.op}
 	for _, v := range vals {
-		if v = k.norm(v); v != "" && !slices.Contains(g.Vals, v) {
+		if v = norm(v); v != "" && !slices.Contains(g.Vals, v) {
 			g.Vals = append(g.Vals, v)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"strings"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // Page tokens are opaque to clients: "v1." + base64url(payload) + "." +
@@ -67,8 +69,8 @@ func (p pageTokens) decode(normalized, token string) (int, error) {
 }
 
 // maxOffset bounds how deep a token may point: GET /agents pages as deep as
-// the index's maxTotalHits (ingest sets 100,000).
-const maxOffset = 100000
+// the index reaches.
+const maxOffset = normalize.MaxTotalHits
 
 // maxSearchOffset bounds how deep POST /search pages: relevance ranks past
 // the first thousand results mean nothing (Meilisearch's default

@@ -314,7 +314,7 @@ func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (prefer
 			preferred = append(preferred, l...)
 			continue
 		}
-		if _, ok := filterKeys[k]; !ok {
+		if _, ok := searchFilters[k]; !ok {
 			return nil, unsupported("filter %q is not supported", k)
 		}
 		var l stringList

@@ -20,6 +20,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -41,7 +42,8 @@ type Request struct {
 	// Vector is the embedding of Text as typed (not rewritten); nil searches
 	// by keywords only.
 	Vector []float32
-	// Embedder names the index's userProvided embedder; "" means "default".
+	// Embedder names the index's userProvided embedder; "" means
+	// normalize.EmbedderName.
 	Embedder string
 	// Filter is a Meilisearch filter applied to every sub-query (nil: none).
 	Filter any
@@ -87,11 +89,11 @@ var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	idField := r.IDField
 	if idField == "" {
-		idField = "identifier"
+		idField = normalize.FieldIdentifier
 	}
 	embedder := r.Embedder
 	if embedder == "" {
-		embedder = "default"
+		embedder = normalize.EmbedderName
 	}
 	terms := r.Terms
 	if terms == nil {
@@ -302,11 +304,12 @@ func In(field string, vals []string) string {
 }
 
 // Vectors returns the embeddings a hit fetched with vectors holds for the
-// embedder ("" means "default"), in the order they were indexed (ingest:
-// entry text, representative queries, examples).
+// embedder ("" means normalize.EmbedderName), in the order they were
+// stored (entry text, representative queries, examples: see
+// normalize.EmbeddedQueries).
 func Vectors(h meilisearch.Hit, embedder string) ([][]float32, error) {
 	if embedder == "" {
-		embedder = "default"
+		embedder = normalize.EmbedderName
 	}
 	raw, ok := h["_vectors"]
 	if !ok {

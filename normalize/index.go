@@ -1,0 +1,156 @@
+package normalize
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// The index contract: what ingest writes into Meilisearch and searchapi
+// reads back, kept here, in the one package both import, so that the two
+// cannot drift. Adding a filter field means one entry in FilterFields: ingest
+// makes it filterable, the filter language of GET /agents accepts it.
+
+// Index field names used in filters and sorts.
+const (
+	FieldID                = "id"
+	FieldIdentifier        = "identifier"
+	FieldDisplayName       = "displayName"
+	FieldType              = "type"
+	FieldTags              = "tags"
+	FieldSkills            = "skills"
+	FieldCapabilities      = "capabilities"
+	FieldProtocols         = "protocols"
+	FieldCompliance        = "compliance"
+	FieldPublisher         = "publisher"
+	FieldPublisherNames    = "publisherNames"
+	FieldPublisherVerified = "publisherVerified"
+	FieldStatus            = "status"
+	FieldStale             = "stale"
+	FieldSourceCatalog     = "sourceCatalog"
+	FieldUpdatedAtTs       = "updatedAtTs"
+	FieldIndexedAtTs       = "indexedAtTs"
+	FieldExpiresAtTs       = "expiresAtTs"
+	FieldContentHash       = "contentHash"
+)
+
+// EmbedderName names the Meilisearch userProvided embedder holding each
+// document's vectors.
+const EmbedderName = "default"
+
+// The stored vectors of a document under EmbedderName are, in this order:
+// the vector of the entry text (when there is one), then one per text of
+// EmbeddedQueries(rec.RepresentativeQueries), then one per text of
+// EmbeddedExamples(rec.Examples). The caps keep one catalog from making
+// ingest embed without bound.
+const (
+	MaxEmbeddedQueries  = 32
+	MaxEmbeddedExamples = 16
+)
+
+// EmbeddedQueries returns the representative queries that get a vector of
+// their own: the first MaxEmbeddedQueries non-empty ones, trimmed.
+func EmbeddedQueries(queries []string) []string {
+	return firstNonEmpty(queries, MaxEmbeddedQueries)
+}
+
+// EmbeddedExamples returns the examples that get a vector of their own: the
+// first MaxEmbeddedExamples non-empty ones, trimmed.
+func EmbeddedExamples(examples []string) []string {
+	return firstNonEmpty(examples, MaxEmbeddedExamples)
+}
+
+func firstNonEmpty(texts []string, limit int) []string {
+	var out []string
+	for _, t := range texts {
+		if len(out) == limit {
+			break
+		}
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// MaxTotalHits is how deep a search or a browse of the index can reach
+// (Meilisearch's pagination.maxTotalHits, 1,000 by default).
+const MaxTotalHits = 100000
+
+// FieldKind says how a filterable field holds its values.
+type FieldKind int
+
+// Field kinds.
+const (
+	KindString FieldKind = iota // one string per document
+	KindList                    // an array of strings
+	KindType                    // a media type: a filter matches its spellings
+	KindBool                    // true or false
+	KindTime                    // Unix seconds; filters take timestamps
+)
+
+// FilterField is a field clients may filter on.
+type FilterField struct {
+	Field string    // the index field
+	Kind  FieldKind // how its values are held
+	Fold  bool      // values are stored lower-case; filters lower-case theirs
+}
+
+// FilterFields are the fields the search APIs filter on, by the name clients
+// use for them (the record's own name where it has one). ingest makes every
+// Field filterable.
+var FilterFields = map[string]FilterField{
+	"identifier":        {FieldIdentifier, KindString, false},
+	"type":              {FieldType, KindType, false},
+	"publisher":         {FieldPublisherNames, KindList, true},
+	"publisherVerified": {FieldPublisherVerified, KindBool, true},
+	"tags":              {FieldTags, KindList, false},
+	"skills":            {FieldSkills, KindList, false},
+	"capabilities":      {FieldCapabilities, KindList, false},
+	"protocols":         {FieldProtocols, KindList, true},
+	"compliance":        {FieldCompliance, KindList, true},
+	"status":            {FieldStatus, KindString, true},
+	"stale":             {FieldStale, KindBool, true},
+	"sourceCatalog":     {FieldSourceCatalog, KindString, false},
+	"updatedAt":         {FieldUpdatedAtTs, KindTime, false},
+	"indexedAt":         {FieldIndexedAtTs, KindTime, false},
+	"expiresAt":         {FieldExpiresAtTs, KindTime, false},
+}
+
+// FacetFields are the fields whose values POST /explore counts, by the name
+// clients use for them. Meilisearch counts only filterable fields, so ingest
+// makes these filterable too.
+var FacetFields = map[string]string{
+	"type":         FieldType,
+	"publisher":    FieldPublisher,
+	"tags":         FieldTags,
+	"compliance":   FieldCompliance,
+	"protocols":    FieldProtocols,
+	"capabilities": FieldCapabilities,
+	"skills":       FieldSkills,
+}
+
+// SortFields are the fields a browse can be ordered by, by the name clients
+// use for them.
+var SortFields = map[string]string{
+	"displayName": FieldDisplayName,
+	"updatedAt":   FieldUpdatedAtTs,
+	"indexedAt":   FieldIndexedAtTs,
+}
+
+// FilterableFields returns the index fields of FilterFields and
+// FacetFields, sorted, without repeats.
+func FilterableFields() []string {
+	var out []string
+	for _, f := range FilterFields {
+		out = append(out, f.Field)
+	}
+	out = append(out, slices.Collect(maps.Values(FacetFields))...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// SortableFields returns the index fields of SortFields, sorted.
+func SortableFields() []string {
+	return slices.Sorted(maps.Values(SortFields))
+}
