@@ -31,7 +31,7 @@ type op struct {
 	kind  string // "add", "delete", "flags", "sources"
 	t     *task
 	lines []line   // add
-	ids   []string // delete, flags
+	ids   []string // delete, flags (patches of stale and lostClaims)
 	srcs  []*source
 	err   error
 }
@@ -102,11 +102,12 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		ids := slices.Sorted(maps.Keys(b.deletes))
 		ops = append(ops, &op{kind: "delete", t: ix.st.deleteTask(ix.index, ids), ids: ids})
 	}
-	if len(b.flags) > 0 {
-		ids := slices.Sorted(maps.Keys(b.flags))
+	if len(b.patches) > 0 {
+		ids := slices.Sorted(maps.Keys(b.patches))
 		patch := make([]map[string]any, len(ids))
 		for i, id := range ids {
-			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldStale: b.flags[id]}
+			patch[i] = maps.Clone(b.patches[id])
+			patch[i][normalize.FieldID] = id
 		}
 		ops = append(ops, &op{kind: "flags", t: ix.st.patchTask(ix.index, patch), ids: ids})
 	}
@@ -184,7 +185,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			lastErr = o.err
 			fails++
 			reread = append(reread, o.ids...)
-			ix.st.logger.Error("stale flag update failed", "documents", len(o.ids), "err", o.err)
+			ix.st.logger.Error("document patch failed", "documents", len(o.ids), "err", o.err)
 		case "sources":
 			lastErr = o.err
 			fails++
@@ -200,7 +201,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 	}
 
 	ix.st.logger.Debug("batch written", "results", len(b.results), "upserts", len(b.upserts), "deletes", len(b.deletes),
-		"flags", len(b.flags), "tasks", tasks, "took", time.Since(start))
+		"patches", len(b.patches), "tasks", tasks, "took", time.Since(start))
 	var sum Stats
 	for i := range b.results {
 		ar := &b.results[i]
@@ -335,11 +336,6 @@ func (ix *Indexer) reread(ctx context.Context, ids []string) {
 		if found[id] {
 			continue
 		}
-		if m := ix.docs[id]; m != nil {
-			if src := ix.srcs[m.catalog]; src != nil {
-				delete(src.owned, id)
-			}
-			delete(ix.docs, id)
-		}
+		ix.forget(id)
 	}
 }

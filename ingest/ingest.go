@@ -7,8 +7,10 @@
 // anything.
 //
 // Who owns which record is kept in the index itself: every document carries
-// sourceCatalog, and ingest loads (id, sourceCatalog, contentHash, precedence
-// fields) for all documents at start, then keeps that table in memory as the
+// sourceCatalog and lostClaims (the other catalogs' claims on its identifier
+// that lost under the precedence order in precedence.go), and ingest loads
+// (id, sourceCatalog, contentHash, precedence fields, lostClaims) for all
+// documents at start, then keeps that table in memory as the
 // only writer. A second, small index "<index>_sources" keeps each catalog's
 // fetch health (last status, consecutive failures, last ok time), which is
 // not derivable from the documents and drives stale marking across restarts.
@@ -154,7 +156,7 @@ type Conflict struct {
 	Identifier string
 	Kept       string // catalog whose record stands
 	Lost       string // catalog whose write lost
-	Reason     string // why: "verified publisher", "seq", "updatedAt", "tie"
+	Reason     string // the precedence rule that decided: "stale", "verified publisher", "seq", "updatedAt", "catalog URL", "content hash"
 }
 
 // Stats are running totals since New.

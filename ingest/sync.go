@@ -11,29 +11,27 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// docMeta is what ingest remembers of each indexed document: who owns it
-// and what precedence needs to compare.
+// docMeta is what ingest remembers of each indexed document: the claim that
+// holds it (its catalog owns the document) and the claims that lost to it.
 type docMeta struct {
-	catalog   string
-	hash      string
-	verified  bool
-	updatedTs int64
-	seq       int64
-	stale     bool
+	claim
+	lost lostClaims
 }
 
 // metaFields are the document fields load reads back into docMeta.
-var metaFields = []string{normalize.FieldID, normalize.FieldSourceCatalog, normalize.FieldContentHash,
-	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale}
+var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
+	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims}
 
 type metaDoc struct {
-	ID                string `json:"id"`
-	SourceCatalog     string `json:"sourceCatalog"`
-	ContentHash       string `json:"contentHash"`
-	PublisherVerified bool   `json:"publisherVerified"`
-	UpdatedAtTs       int64  `json:"updatedAtTs"`
-	Seq               int64  `json:"seq"`
-	Stale             bool   `json:"stale"`
+	ID                string            `json:"id"`
+	Identifier        string            `json:"identifier"`
+	SourceCatalog     string            `json:"sourceCatalog"`
+	ContentHash       string            `json:"contentHash"`
+	PublisherVerified bool              `json:"publisherVerified"`
+	UpdatedAtTs       int64             `json:"updatedAtTs"`
+	Seq               int64             `json:"seq"`
+	Stale             bool              `json:"stale"`
+	LostClaims        []normalize.Claim `json:"lostClaims"`
 }
 
 // sourceState is one catalog's fetch health, persisted in <index>_sources.
@@ -48,12 +46,14 @@ type sourceState struct {
 	Stale               bool                  `json:"stale"`
 }
 
-// source is a catalog's state plus the documents it owns (derived from the
-// documents' sourceCatalog; never persisted separately).
+// source is a catalog's state plus the documents it owns and those it has
+// a losing claim on (derived from the documents' sourceCatalog and
+// lostClaims; never persisted separately).
 type source struct {
 	state sourceState
 	saved sourceState
 	owned map[string]struct{}
+	lost  map[string]struct{}
 }
 
 // timeSlack is how far fetch times may drift from their persisted values
@@ -95,21 +95,54 @@ func (ix *Indexer) load(ctx context.Context) error {
 	})
 }
 
+// setMeta takes a document's state as read from the index.
 func (ix *Indexer) setMeta(m metaDoc) {
-	if old, ok := ix.docs[m.ID]; ok {
+	ix.forget(m.ID)
+	ix.own(m.ID, &docMeta{
+		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: m.ContentHash, verified: m.PublisherVerified,
+			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
+		lost: loadLostClaims(m.LostClaims),
+	})
+}
+
+// own makes m the state of document id: its catalog owns it and the
+// catalogs of its lost claims hold a claim on it.
+func (ix *Indexer) own(id string, m *docMeta) {
+	if old, ok := ix.docs[id]; ok {
 		if src := ix.srcs[old.catalog]; src != nil {
-			delete(src.owned, m.ID)
+			delete(src.owned, id)
 		}
 	}
-	ix.docs[m.ID] = &docMeta{catalog: m.SourceCatalog, hash: m.ContentHash, verified: m.PublisherVerified,
-		updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale}
-	ix.source(m.SourceCatalog).owned[m.ID] = struct{}{}
+	ix.docs[id] = m
+	ix.source(m.catalog).owned[id] = struct{}{}
+	delete(ix.source(m.catalog).lost, id)
+	for _, c := range m.lost {
+		ix.source(c.catalog).lost[id] = struct{}{}
+	}
+}
+
+// forget drops document id and every claim on it from memory.
+func (ix *Indexer) forget(id string) {
+	m := ix.docs[id]
+	if m == nil {
+		return
+	}
+	if src := ix.srcs[m.catalog]; src != nil {
+		delete(src.owned, id)
+	}
+	for _, c := range m.lost {
+		if src := ix.srcs[c.catalog]; src != nil {
+			delete(src.lost, id)
+		}
+	}
+	delete(ix.docs, id)
 }
 
 func (ix *Indexer) source(catalog string) *source {
 	s := ix.srcs[catalog]
 	if s == nil {
-		s = &source{state: sourceState{ID: normalize.DocID(catalog), Catalog: catalog}, owned: map[string]struct{}{}}
+		s = &source{state: sourceState{ID: normalize.DocID(catalog), Catalog: catalog}, owned: map[string]struct{}{},
+			lost: map[string]struct{}{}}
 		s.saved = s.state
 		ix.srcs[catalog] = s
 	}
@@ -117,13 +150,13 @@ func (ix *Indexer) source(catalog string) *source {
 }
 
 // batch collects the writes of several results. Per document id exactly one
-// of upserts, deletes or flags holds an operation, so the order in which the
-// three kinds of task run cannot matter.
+// of upserts, deletes or patches holds an operation, so the order in which
+// the three kinds of task run cannot matter.
 type batch struct {
 	upserts map[string]*normalize.Document
-	from    map[string]int // upsert id -> index in results
-	deletes map[string]int // id -> index in results
-	flags   map[string]bool
+	from    map[string]int            // upsert id -> index in results
+	deletes map[string]int            // id -> index in results
+	patches map[string]map[string]any // id -> fields to set (stale, lostClaims) on an indexed document
 	dirty   map[string]*source
 	results []ApplyResult
 	flushes []chan error
@@ -133,39 +166,64 @@ type batch struct {
 
 func (ix *Indexer) newBatch() *batch {
 	return &batch{upserts: map[string]*normalize.Document{}, from: map[string]int{},
-		deletes: map[string]int{}, flags: map[string]bool{}, dirty: map[string]*source{}}
+		deletes: map[string]int{}, patches: map[string]map[string]any{}, dirty: map[string]*source{}}
 }
 
 func (b *batch) empty() bool {
-	return len(b.results) == 0 && len(b.flushes) == 0 && len(b.flags) == 0 && len(b.dirty) == 0
+	return len(b.results) == 0 && len(b.flushes) == 0 && len(b.patches) == 0 && len(b.dirty) == 0
 }
 
 func (b *batch) upsert(id string, d *normalize.Document, ri int) {
 	b.upserts[id] = d
 	b.from[id] = ri
 	delete(b.deletes, id)
-	delete(b.flags, id)
+	delete(b.patches, id)
 	b.docs++
 }
 
 func (b *batch) remove(id string, ri int) {
 	delete(b.upserts, id)
 	delete(b.from, id)
-	delete(b.flags, id)
+	delete(b.patches, id)
 	b.deletes[id] = ri
 	b.docs++
 }
 
+// flag sets the stale flag of document id.
 func (b *batch) flag(id string, stale bool) {
 	if d, ok := b.upserts[id]; ok {
 		d.Stale = stale
 		return
 	}
+	b.patch(id, normalize.FieldStale, stale)
+}
+
+// showLost brings the stored lostClaims of document id up to date with m.
+func (b *batch) showLost(id string, m *docMeta) {
+	v := m.lost.stored(m.claim)
+	if d, ok := b.upserts[id]; ok {
+		d.LostClaims = v
+		return
+	}
+	if v == nil {
+		v = []normalize.Claim{} // a patch with null would store null
+	}
+	b.patch(id, normalize.FieldLostClaims, v)
+}
+
+// patch sets one field of an indexed document that this batch neither
+// rewrites nor deletes.
+func (b *batch) patch(id, field string, v any) {
 	if _, ok := b.deletes[id]; ok {
 		return
 	}
-	b.flags[id] = stale
-	b.docs++
+	p := b.patches[id]
+	if p == nil {
+		p = map[string]any{}
+		b.patches[id] = p
+		b.docs++
+	}
+	p[field] = v
 }
 
 // add applies one queued item to the in-memory state and records the
@@ -248,35 +306,9 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
 		doc := normalize.NewDocument(rec, now)
-		in := docMeta{catalog: res.Catalog, hash: rec.ContentHash, verified: rec.PublisherVerified,
-			updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
-
-		cur, exists := ix.docs[id]
-		if exists {
-			same := cur.catalog == res.Catalog
-			if same && cur.hash == in.hash {
-				ar.Unchanged++
-				if cur.stale {
-					cur.stale = false
-					b.flag(id, false)
-					ar.Recovered++
-				}
-				continue
-			}
-			if ok, reason := wins(in, *cur, same); !ok {
-				c := Conflict{Identifier: rec.Identifier, Kept: cur.catalog, Lost: res.Catalog, Reason: reason}
-				ar.Conflicts = append(ar.Conflicts, c)
-				ar.Problems = append(ar.Problems, conflictProblem(c))
-				continue
-			}
-			if !same {
-				ix.st.logger.Debug("record taken over", "identifier", rec.Identifier, "from", cur.catalog, "to", res.Catalog)
-			}
-		}
-		ix.setMeta(metaDoc{ID: id, SourceCatalog: res.Catalog, ContentHash: in.hash,
-			PublisherVerified: in.verified, UpdatedAtTs: in.updatedTs, Seq: in.seq})
-		b.upsert(id, &doc, ri)
-		ar.Upserted++
+		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: rec.ContentHash,
+			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
+		ix.settle(b, ri, &ar, id, in, &doc)
 	}
 
 	if status == normalize.StatusOK {
@@ -284,10 +316,19 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 			if _, ok := seen[id]; ok {
 				continue
 			}
-			delete(src.owned, id)
-			delete(ix.docs, id)
+			ix.forget(id)
 			b.remove(id, ri)
 			ar.Deleted++
+		}
+		for id := range src.lost {
+			if _, ok := seen[id]; ok {
+				continue
+			}
+			delete(src.lost, id)
+			if m := ix.docs[id]; m != nil {
+				m.lost = m.lost.without(res.Catalog)
+				b.showLost(id, m)
+			}
 		}
 	}
 	if wasStale {
@@ -312,46 +353,6 @@ func unreadable(problems []normalize.Problem) bool {
 		}
 	}
 	return false
-}
-
-// wins reports whether an incoming record may replace the current one, and
-// the rule that decided. A verified publisher beats an unverified one
-// (between different catalogs); between equals the higher ADP seq, then the
-// newer updatedAt wins, and an older one is a stale update that never
-// replaces a newer record, even from the same catalog. On a tie the current
-// holder keeps the record unless the update comes from the same catalog
-// (a content change) or the holder has gone stale.
-func wins(in, cur docMeta, sameCatalog bool) (bool, string) {
-	if !sameCatalog && in.verified != cur.verified {
-		return in.verified, "verified publisher"
-	}
-	if in.seq > 0 && cur.seq > 0 && in.seq != cur.seq {
-		return in.seq > cur.seq, "seq"
-	}
-	if in.updatedTs > 0 && cur.updatedTs > 0 && in.updatedTs != cur.updatedTs {
-		return in.updatedTs > cur.updatedTs, "updatedAt"
-	}
-	return sameCatalog || cur.stale, "tie"
-}
-
-func conflictProblem(c Conflict) normalize.Problem {
-	var why string
-	switch c.Reason {
-	case "verified publisher":
-		why = "the record held is from a verified publisher and this one is not"
-	case "seq":
-		why = "this write has a lower seq than the record held"
-	case "updatedAt":
-		why = "this write has an older updatedAt than the record held (a stale update)"
-	default:
-		why = "the record held is equally recent and verified; the first holder keeps it"
-	}
-	return normalize.Problem{
-		Path:     fmt.Sprintf("$.entries[?(@.identifier==%q)]", c.Identifier),
-		Code:     normalize.CodeConflict,
-		Severity: normalize.SeverityWarning,
-		Message:  fmt.Sprintf("%s: kept the record from %s, not the one from %s: %s", c.Identifier, c.Kept, c.Lost, why),
-	}
 }
 
 // markStale flags every record src owns as stale.

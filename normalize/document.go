@@ -27,9 +27,26 @@ type Document struct {
 	UpdatedAtTs int64 `json:"updatedAtTs"`
 	IndexedAtTs int64 `json:"indexedAtTs"`
 	ExpiresAtTs int64 `json:"expiresAtTs"`
+	// LostClaims are the other catalogs' records for this identifier that
+	// lost to this one under ingest's precedence rules, sorted by catalog, so
+	// a conflict stays visible on the record. Ingest keeps it current.
+	LostClaims []Claim `json:"lostClaims,omitempty"`
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.
 	Vectors map[string]any `json:"_vectors,omitempty"`
+}
+
+// Claim is one catalog's record for an identifier that lost to the stored
+// record: enough to show who else claims it, and for ingest to compare it
+// again later.
+type Claim struct {
+	Identifier        string `json:"identifier"` // as that catalog wrote it
+	Catalog           string `json:"catalog"`    // URL of the catalog that listed it
+	Reason            string `json:"reason"`     // the precedence rule it lost by: "verified publisher", "seq", "updatedAt", "catalog URL", ...
+	PublisherVerified bool   `json:"publisherVerified"`
+	Seq               int64  `json:"seq,omitempty"`
+	UpdatedAtTs       int64  `json:"updatedAtTs,omitempty"` // its updatedAt, Unix seconds
+	ContentHash       string `json:"contentHash,omitempty"`
 }
 
 // NewDocument builds the index document for rec, indexed at now.

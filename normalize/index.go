@@ -32,6 +32,7 @@ const (
 	FieldIndexedAtTs       = "indexedAtTs"
 	FieldExpiresAtTs       = "expiresAtTs"
 	FieldContentHash       = "contentHash"
+	FieldLostClaims        = "lostClaims"
 )
 
 // EmbedderName names the Meilisearch userProvided embedder holding each

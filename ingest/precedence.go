@@ -1,0 +1,214 @@
+package ingest
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// claim is one catalog's record for an identifier, reduced to what
+// precedence compares. Two catalogs claim the same identifier when their
+// spellings share a document key (normalize.DocID): urn:ai: and urn:air:, or
+// a publisher domain in another case, name one record.
+type claim struct {
+	catalog    string // the catalog that listed it
+	identifier string // as that catalog wrote it
+	hash       string // content hash of the record
+	verified   bool
+	seq        int64 // ADP seq; 0 when not given
+	updatedTs  int64 // updatedAt in Unix seconds; 0 when not given
+	stale      bool  // the catalog's records are marked stale
+}
+
+// Reasons precedence gives for a decision, as they appear in Conflict.Reason
+// and in a stored record's lostClaims.
+const (
+	reasonStale    = "stale"
+	reasonVerified = "verified publisher"
+	reasonSeq      = "seq"
+	reasonUpdated  = "updatedAt"
+	reasonCatalog  = "catalog URL"
+	reasonHash     = "content hash"
+)
+
+// outranks decides between two claims on one identifier from different
+// catalogs. It is a total order on claims: the first rule that tells them
+// apart decides, and every rule reads only the claims themselves, never
+// which one arrived first or when, so the same claims always resolve to the
+// same record and a re-crawl never moves a record between claimants.
+//
+//  1. A live claim beats one whose catalog's records are marked stale.
+//  2. A verified publisher (the catalog was fetched from the identifier's
+//     domain or a subdomain of it) beats an unverified one.
+//  3. The higher ADP seq wins; a claim without seq ranks below any seq.
+//  4. The newer updatedAt wins; a claim without updatedAt ranks below any.
+//  5. The catalog URL that sorts first (byte order) wins.
+//  6. The content hash that sorts first wins.
+//
+// It reports whether a outranks b and the rule that decided (one of the
+// reason constants; "" when the claims are equal, which two catalogs never
+// are).
+func outranks(a, b claim) (bool, string) {
+	if a.stale != b.stale {
+		return !a.stale, reasonStale
+	}
+	if a.verified != b.verified {
+		return a.verified, reasonVerified
+	}
+	if a.seq != b.seq {
+		return a.seq > b.seq, reasonSeq
+	}
+	if a.updatedTs != b.updatedTs {
+		return a.updatedTs > b.updatedTs, reasonUpdated
+	}
+	if a.catalog != b.catalog {
+		return a.catalog < b.catalog, reasonCatalog
+	}
+	if a.hash != b.hash {
+		return a.hash < b.hash, reasonHash
+	}
+	return false, ""
+}
+
+// supersedes reports whether in, a new version of the record from the
+// catalog that holds it, may replace cur. A catalog's own update always
+// does, except a stale update (xu §9): a lower seq or an older updatedAt
+// than the record held, when both give one, never replaces a newer record.
+func supersedes(in, cur claim) (bool, string) {
+	if in.seq > 0 && cur.seq > 0 && in.seq != cur.seq {
+		return in.seq > cur.seq, reasonSeq
+	}
+	if in.updatedTs > 0 && cur.updatedTs > 0 && in.updatedTs != cur.updatedTs {
+		return in.updatedTs > cur.updatedTs, reasonUpdated
+	}
+	return true, ""
+}
+
+// lostClaims are the claims on one identifier that lost to the stored
+// record, at most one per catalog, sorted by catalog URL.
+type lostClaims []claim
+
+// with returns ls with c in place of any claim from c's catalog.
+func (ls lostClaims) with(c claim) lostClaims {
+	out := ls.without(c.catalog)
+	i, _ := slices.BinarySearchFunc(out, c.catalog, func(x claim, cat string) int { return cmp.Compare(x.catalog, cat) })
+	return slices.Insert(out, i, c)
+}
+
+// without returns ls without the claim from catalog (a new slice when one
+// was removed, so a caller's copy stays as it was).
+func (ls lostClaims) without(catalog string) lostClaims {
+	i := slices.IndexFunc(ls, func(x claim) bool { return x.catalog == catalog })
+	if i < 0 {
+		return ls
+	}
+	return slices.Concat(ls[:i], ls[i+1:])
+}
+
+// find returns the claim from catalog.
+func (ls lostClaims) find(catalog string) (claim, bool) {
+	i := slices.IndexFunc(ls, func(x claim) bool { return x.catalog == catalog })
+	if i < 0 {
+		return claim{}, false
+	}
+	return ls[i], true
+}
+
+// stored turns the losing claims into the record's lostClaims field, each
+// with the rule by which it loses to winner.
+func (ls lostClaims) stored(winner claim) []normalize.Claim {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]normalize.Claim, len(ls))
+	for i, c := range ls {
+		_, reason := outranks(winner, c)
+		out[i] = normalize.Claim{Identifier: c.identifier, Catalog: c.catalog, Reason: reason,
+			PublisherVerified: c.verified, Seq: c.seq, UpdatedAtTs: c.updatedTs, ContentHash: c.hash}
+	}
+	return out
+}
+
+// loadLostClaims reads a stored lostClaims field back.
+func loadLostClaims(stored []normalize.Claim) lostClaims {
+	var ls lostClaims
+	for _, c := range stored {
+		ls = ls.with(claim{catalog: c.Catalog, identifier: c.Identifier, hash: c.ContentHash,
+			verified: c.PublisherVerified, seq: c.Seq, updatedTs: c.UpdatedAtTs})
+	}
+	return ls
+}
+
+// conflictProblem is the problem a losing write reports on its catalog.
+func conflictProblem(c Conflict) normalize.Problem {
+	var why string
+	switch c.Reason {
+	case reasonStale:
+		why = "the catalog of this write is stale"
+	case reasonVerified:
+		why = "the record held is from a verified publisher and this one is not"
+	case reasonSeq:
+		why = "this write has a lower seq than the record held"
+	case reasonUpdated:
+		why = "this write has an older (or no) updatedAt than the record held"
+	case reasonCatalog:
+		why = "both are equally verified and recent; the catalog URL that sorts first wins"
+	default:
+		why = "both are equally verified and recent and come from one catalog; the content hash that sorts first wins"
+	}
+	return normalize.Problem{
+		Path:     fmt.Sprintf("$.entries[?(@.identifier==%q)]", c.Identifier),
+		Code:     normalize.CodeConflict,
+		Severity: normalize.SeverityWarning,
+		Message:  fmt.Sprintf("%s: kept the record from %s, not the one from %s: %s", c.Identifier, c.Kept, c.Lost, why),
+	}
+}
+
+// settle applies the precedence rules to in, a catalog's record for document
+// id (doc, ready to write): it becomes the stored record, or a lost claim
+// shown on the stored one and reported as a conflict.
+func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim, doc *normalize.Document) {
+	cur, exists := ix.docs[id]
+	switch {
+	case !exists:
+		ix.own(id, &docMeta{claim: in})
+	case cur.catalog == in.catalog:
+		if cur.hash == in.hash {
+			ar.Unchanged++
+			if cur.stale {
+				cur.stale = false
+				b.flag(id, false)
+				ar.Recovered++
+			}
+			return
+		}
+		if ok, reason := supersedes(in, cur.claim); !ok {
+			ar.conflict(Conflict{Identifier: in.identifier, Kept: cur.catalog, Lost: in.catalog, Reason: reason})
+			return
+		}
+		ix.own(id, &docMeta{claim: in, lost: cur.lost})
+	default:
+		if ok, reason := outranks(in, cur.claim); !ok {
+			ar.conflict(Conflict{Identifier: in.identifier, Kept: cur.catalog, Lost: in.catalog, Reason: reason})
+			if old, had := cur.lost.find(in.catalog); !had || old != in {
+				cur.lost = cur.lost.with(in)
+				ix.source(in.catalog).lost[id] = struct{}{}
+				b.showLost(id, cur)
+			}
+			return
+		}
+		ix.st.logger.Debug("record taken over", "identifier", in.identifier, "from", cur.catalog, "to", in.catalog)
+		ix.own(id, &docMeta{claim: in, lost: cur.lost.without(in.catalog).with(cur.claim)})
+	}
+	doc.LostClaims = ix.docs[id].lost.stored(in)
+	b.upsert(id, doc, ri)
+	ar.Upserted++
+}
+
+// conflict records a losing write.
+func (ar *ApplyResult) conflict(c Conflict) {
+	ar.Conflicts = append(ar.Conflicts, c)
+	ar.Problems = append(ar.Problems, conflictProblem(c))
+}
