@@ -306,6 +306,31 @@ func TestDocIDCanonical(t *testing.T) {
 	}
 }
 
+// TestSameIdentifier: SameIdentifier and DocID agree on which spellings
+// name one identifier.
+func TestSameIdentifier(t *testing.T) {
+	cases := []struct {
+		a, b string
+		same bool
+	}{
+		{"urn:ai:acme.com:agent:x", "urn:air:acme.com:agent:x", true},
+		{"urn:ai:acme.com:agent:x", "urn:ai:ACME.Com:agent:x", true},
+		{"urn:ai:acme.com:agent:x", "URN:AIR:acme.com.:agent:x", true},
+		{"urn:ai:acme.com:agent:x", "urn:ai:acme.com:agent:X", false},
+		{"urn:ai:acme.com:agent:x", "urn:ai:acme.com:x", false},
+		{"not a urn", "not a urn", true},
+		{"not a urn", "NOT A URN", false},
+	}
+	for _, c := range cases {
+		if got := SameIdentifier(c.a, c.b); got != c.same {
+			t.Errorf("SameIdentifier(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+		if got := DocID(c.a) == DocID(c.b); got != c.same {
+			t.Errorf("DocID(%q) == DocID(%q) is %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
 func TestManifestExtraKept(t *testing.T) {
 	res := Catalog([]byte(`{"specVersion":"1.0","entries":[],"signature":"x","extensions":{"a":1}}`), Options{})
 	if res.Manifest == nil || string(res.Manifest.Extra["signature"]) != `"x"` || len(res.Manifest.Extra) != 2 {

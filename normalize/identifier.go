@@ -62,6 +62,14 @@ func CanonicalIdentifier(id string) string {
 	return "urn:ai:" + ident.Publisher + ":" + strings.Join(ident.Segments, ":")
 }
 
+// SameIdentifier reports whether a and b are spellings of one identifier:
+// the same after CanonicalIdentifier (the NID ai or air, the case of "urn",
+// the NID and the publisher domain, a trailing dot on the domain). The index
+// keeps one document for all of them (DocID), so lookups must accept each.
+func SameIdentifier(a, b string) bool {
+	return a == b || CanonicalIdentifier(a) == CanonicalIdentifier(b)
+}
+
 // validDomain reports whether s is a syntactically valid fully qualified
 // domain name: at least two labels of letters, digits and inner hyphens, each
 // at most 63 octets, 253 in all, and a top-level label that is not numeric.

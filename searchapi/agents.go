@@ -1,6 +1,7 @@
 package searchapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -109,24 +110,41 @@ var internalFields = []string{
 }
 
 // handleGet serves GET /agents/{identifier}: the full record of one
-// (percent-encoded) identifier.
+// (percent-encoded) identifier, in any spelling of it.
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("identifier")
 	if id == "" {
 		return invalid("identifier is required")
 	}
+	doc, err := s.Agent(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, doc)
+	return nil
+}
+
+// Agent returns the stored record of identifier as clients see it: every
+// spelling the index keys as one identifier (normalize.SameIdentifier: urn:ai:
+// or urn:air:, the publisher domain in any case) finds it, and its
+// "identifier" is the one its winning catalog wrote. The record's own
+// provenance is under "provenance", other catalogs' claims on the identifier
+// that lost to it under "lostClaims"; "source" is this registry. A missing
+// record is an *APIError with Code CodeNotFound. Every binding's get-by-id
+// calls this.
+func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.RawMessage, error) {
 	var doc map[string]json.RawMessage
-	err := s.index.GetDocumentWithContext(r.Context(), normalize.DocID(id), &meilisearch.DocumentQuery{}, &doc)
+	err := s.index.GetDocumentWithContext(ctx, normalize.DocID(identifier), &meilisearch.DocumentQuery{}, &doc)
 	if err != nil {
 		var me *meilisearch.Error
 		if errors.As(err, &me) && (me.StatusCode == http.StatusNotFound) && me.MeilisearchApiError.Code == "document_not_found" {
-			return errNotFound
+			return nil, errNotFound
 		}
-		return err
+		return nil, err
 	}
 	var got string
-	if json.Unmarshal(doc["identifier"], &got) != nil || got != id {
-		return errNotFound // a key collision or a malformed document: never show another record
+	if json.Unmarshal(doc[normalize.FieldIdentifier], &got) != nil || !normalize.SameIdentifier(got, identifier) {
+		return nil, errNotFound // a key collision or a malformed document: never show another record
 	}
 	for _, f := range internalFields {
 		delete(doc, f)
@@ -136,8 +154,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 		doc["provenance"] = p
 	}
 	doc["source"] = s.sourceJSON
-	writeJSON(w, http.StatusOK, doc)
-	return nil
+	return doc, nil
 }
 
 // exploreBody is POST /explore (ARD): facet counts over a query and filters.

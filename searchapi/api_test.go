@@ -351,6 +351,25 @@ func TestAgentGet(t *testing.T) {
 	if resp := f.do("GET", "/agents/urn:ai:acme.com:agent:claims", nil, nil, &rec); resp.StatusCode != 200 {
 		t.Fatalf("unencoded: %d", resp.StatusCode)
 	}
+	// Every spelling of one identifier finds the record as published; the
+	// name is case-sensitive, so another name is another identifier.
+	for _, c := range []struct {
+		ask, want string
+		status    int
+	}{
+		{"urn:air:acme.com:agent:claims", "urn:ai:acme.com:agent:claims", 200},
+		{"urn:ai:ACME.com:agent:claims", "urn:ai:acme.com:agent:claims", 200},
+		{"URN:AIR:Acme.Com.:agent:claims", "urn:ai:acme.com:agent:claims", 200},
+		{"urn:ai:weather.example:skill:umbrella", "urn:air:weather.example:skill:umbrella", 200},
+		{"urn:ai:acme.com:agent:CLAIMS", "", 404},
+		{"urn:ai:acme.org:agent:claims", "", 404},
+	} {
+		rec = nil
+		resp := f.do("GET", "/agents/"+url.PathEscape(c.ask), nil, nil, &rec)
+		if resp.StatusCode != c.status || (c.want != "" && rec["identifier"] != c.want) {
+			t.Errorf("GET /agents/%s: %d %v, want %d %q", c.ask, resp.StatusCode, rec["identifier"], c.status, c.want)
+		}
+	}
 }
 
 func TestExplore(t *testing.T) {
