@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -34,6 +37,9 @@ type APIError struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter, when set, is sent as Retry-After (whole seconds, rounded
+	// up); 429 and 503 answers without it say 1 second.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string { return e.Code + ": " + e.Message }
@@ -119,7 +125,9 @@ func newCorrelationID() string {
 // request whose client went away gets nothing written and no error logged.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	cid := correlationID(r.Context())
-	if r.Context().Err() != nil {
+	// A body that timed out cancels the request's context too, but its
+	// slow client is still there to be told.
+	if r.Context().Err() != nil && !errors.Is(err, errSlowBody) {
 		// The client went away (or the server is shutting down): nobody reads
 		// an answer, and it is not an error of ours.
 		s.log.Debug("request cancelled", "correlationId", cid, "path", r.URL.Path)
@@ -132,7 +140,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		s.log.Debug("request rejected", "correlationId", cid, "path", r.URL.Path, "status", ae.Status, "code", ae.Code, "err", err)
 	}
-	if ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusTooManyRequests {
+	switch {
+	case ae.RetryAfter > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.RetryAfter.Seconds()))))
+	case ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, ae.Status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: cid}})

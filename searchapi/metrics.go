@@ -19,7 +19,15 @@ type metrics struct {
 	upstreams  *prometheus.CounterVec
 	results    prometheus.Histogram
 	embeddings prometheus.Gauge
+	refusals   *prometheus.CounterVec
 }
+
+// Reasons of agentfinder_http_refused_total.
+const (
+	refusedRateLimited = "rate_limited" // the client is over its rate
+	refusedBusy        = "busy"         // every request slot is taken
+	refusedSlowBody    = "slow_body"    // the body did not arrive in time
+)
 
 // newMetrics registers the server's instruments with reg; nil reg gives nil.
 func newMetrics(reg prometheus.Registerer, embeddings bool) (*metrics, error) {
@@ -50,10 +58,17 @@ func newMetrics(reg prometheus.Registerer, embeddings bool) (*metrics, error) {
 			Help: "1 when hybrid (semantic) search is on, 0 for keyword search only.",
 		}),
 	}
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentfinder_http_refused_total",
+		Help: "API requests refused before they were served, by reason (rate_limited: the client is over its rate; busy: every request slot is taken; slow_body: the body did not arrive in time).",
+	}, []string{"reason"})
+	for _, r := range []string{refusedRateLimited, refusedBusy, refusedSlowBody} {
+		m.refusals.WithLabelValues(r) // present at 0 before the first refusal
+	}
 	if embeddings {
 		m.embeddings.Set(1)
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.upstreams, m.results, m.embeddings} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.upstreams, m.results, m.embeddings, m.refusals} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("searchapi: register metrics: %w", err)
 		}
@@ -76,6 +91,14 @@ func (m *metrics) observeRequest(pattern string, status int, d time.Duration) {
 	}
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// refused counts one request refused for reason.
+func (m *metrics) refused(reason string) {
+	if m == nil {
+		return
+	}
+	m.refusals.WithLabelValues(reason).Inc()
 }
 
 // observeSearch records one search response: its result count and the

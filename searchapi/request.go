@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"math"
 	"net/http"
@@ -102,12 +101,8 @@ type searchQuery struct {
 // decodeBody reads a JSON request body of at most maxBodyBytes into v and
 // returns the raw body.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := readBody(w, r, 0)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, invalid("request body exceeds %d bytes", maxBodyBytes)
-		}
 		return nil, err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {

@@ -79,8 +79,16 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// MaxConcurrent bounds API requests in flight; beyond it requests are
-	// refused with 429 rate_limited. 0 means 256.
+	// refused with 429 rate_limited. A request takes its slot only once its
+	// body is read. 0 means 256.
 	MaxConcurrent int
+	// BodyTimeout bounds the reading of an API request's body (at most 64
+	// KiB); a body still arriving then is answered 408. 0 means 5s.
+	BodyTimeout time.Duration
+	// RateLimit is the per-client rate limit, applied to every route but
+	// /healthz, /readyz and /metrics; the zero value is no limit (cmd sets
+	// DefaultRatePerSecond and DefaultRateBurst).
+	RateLimit RateLimit
 	// ReadyDetails are shown by /readyz (e.g. {"embeddings": "off: model files
 	// not found"}); SetReadyDetail changes them later.
 	ReadyDetails map[string]string
@@ -110,7 +118,8 @@ type Server struct {
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
 	mux           *http.ServeMux
-	metrics       *metrics // nil: no metrics
+	metrics       *metrics       // nil: no metrics
+	limiter       *clientLimiter // nil: no rate limit
 
 	mu      sync.Mutex
 	details map[string]string
@@ -144,6 +153,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 256
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
+	}
 	s := &Server{
 		cfg:       cfg,
 		log:       logger.With("component", "searchapi"),
@@ -159,6 +171,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.sourceJSON = mustJSON(s.publicURL)
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.limiter, err = newClientLimiter(cfg.RateLimit, time.Now); err != nil {
+		return nil, err
 	}
 	s.keywordWeight = query.DefaultKeywordWeight
 	if r := cfg.SemanticRatio; r > 0 && r <= 1 {
@@ -240,14 +255,21 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
 		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
+		serve := s.mux.ServeHTTP
+		if ok, wait := s.allow(r); !ok {
+			// The route it asked for, for the metrics' label.
+			_, r.Pattern = s.mux.Handler(r)
+			s.metrics.refused(refusedRateLimited)
+			serve = func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, rateLimited(wait)) }
+		}
 		debug := s.log.Enabled(r.Context(), slog.LevelDebug)
 		if !debug && s.metrics == nil {
-			s.mux.ServeHTTP(w, r)
+			serve(w, r)
 			return
 		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		s.mux.ServeHTTP(sw, r)
+		serve(sw, r)
 		// The mux set r.Pattern on this request when it routed it.
 		s.metrics.observeRequest(r.Pattern, sw.status, time.Since(start))
 		if !debug {
@@ -255,6 +277,15 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.log.Debug("request", "correlationId", cid, "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 	})
+}
+
+// allow applies the per-client rate limit to r: false with the wait until
+// the client may retry.
+func (s *Server) allow(r *http.Request) (bool, time.Duration) {
+	if s.limiter == nil || rateExempt[r.URL.Path] {
+		return true, 0
+	}
+	return s.limiter.allow(r)
 }
 
 // statusWriter remembers the status for the access log.
@@ -269,6 +300,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -302,13 +336,19 @@ func validCorrelationID(id string) bool {
 	return true
 }
 
-// api wraps an API handler: the concurrency limit and error mapping.
+// api wraps an API handler: the body read before the concurrency limit
+// (so a slow client never holds a slot), then the limit and error mapping.
 func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.bufferBody(w, r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		select {
 		case s.sem <- struct{}{}:
 			defer func() { <-s.sem }()
 		default:
+			s.metrics.refused(refusedBusy)
 			s.writeError(w, r, errRateLimited)
 			return
 		}

@@ -204,8 +204,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
-// parseCIDRs parses --allow-cidr values; a bare address is a one-address prefix.
-func parseCIDRs(list []string) ([]netip.Prefix, error) {
+// parseCIDRs parses the values of a CIDR flag (--allow-cidr,
+// --trusted-proxy); a bare address is a one-address prefix.
+func parseCIDRs(flagName string, list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range list {
 		if p, err := netip.ParsePrefix(s); err == nil {
@@ -214,7 +215,7 @@ func parseCIDRs(list []string) ([]netip.Prefix, error) {
 		}
 		a, err := netip.ParseAddr(s)
 		if err != nil {
-			return nil, fmt.Errorf("--allow-cidr %q: not a CIDR prefix or address", s)
+			return nil, fmt.Errorf("--%s %q: not a CIDR prefix or address", flagName, s)
 		}
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}

@@ -136,7 +136,7 @@ func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
 		DisableEnrichment: f.noEnrich,
 	}
 	var err error
-	if cfg.AllowCIDRs, err = parseCIDRs(f.allowCIDR); err != nil {
+	if cfg.AllowCIDRs, err = parseCIDRs("allow-cidr", f.allowCIDR); err != nil {
 		return cfg, err
 	}
 	if cfg.PortMap, err = parsePortMap(f.portMap); err != nil {

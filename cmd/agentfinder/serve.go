@@ -84,6 +84,10 @@ type serveOptions struct {
 	delay                         time.Duration
 	noDNS                         bool
 	http                          searchapi.HTTPConfig
+	bodyTimeout                   time.Duration
+	rateLimit                     float64
+	rateBurst                     int
+	trustedProxies                stringList
 	crawlFlags
 }
 
@@ -93,6 +97,10 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address` of the API")
 	fs.IntVar(&o.http.MaxHeaderKiB, "max-header-kib", searchapi.DefaultMaxHeaderKiB, "largest request line and headers, in `KiB`, of one request (larger: 431)")
 	fs.IntVar(&o.http.MaxConns, "max-conns", searchapi.DefaultMaxConns, "open client `connections` at most; more wait to be accepted (negative: no bound)")
+	fs.DurationVar(&o.bodyTimeout, "body-timeout", 5*time.Second, "how long an API request's body may take to arrive (then 408); the request takes a slot only once it has")
+	fs.Float64Var(&o.rateLimit, "rate-limit", searchapi.DefaultRatePerSecond, "API requests per second per client address, sustained (0: no limit; /healthz, /readyz and /metrics are never limited)")
+	fs.IntVar(&o.rateBurst, "rate-burst", searchapi.DefaultRateBurst, "API requests a client may send at once above --rate-limit")
+	fs.Var(&o.trustedProxies, "trusted-proxy", "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable); other peers are the client themselves")
 	fs.StringVar(&o.publicURL, "public-url", "", "public base `URL` of this registry, used as results' source and in the self catalog (default http://<addr>/)")
 	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<host>:registry:<name>")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "`directory` for scheduler state and the managed Meilisearch")
@@ -788,7 +796,13 @@ func deriveKey(key []byte, purpose string) []byte {
 
 // newSearchAPI builds the search API over the index.
 func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
+	proxies, err := parseCIDRs("trusted-proxy", s.opts.trustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	cfg := searchapi.Config{
+		BodyTimeout:   s.opts.bodyTimeout,
+		RateLimit:     searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
 		Index:         s.index,
 		PublicURL:     s.publicURL,
 		RegistryName:  s.opts.registryName,

@@ -43,15 +43,55 @@ func rawRequest(t *testing.T, addr, req string) (string, error) {
 	return bufio.NewReader(c).ReadString('\n')
 }
 
-// TestServeHeaderAndConnectionLimits: serve answers 431 to headers over
+// TestServeLimits: serve limits each client's rate (the client named by a
+// trusted proxy's X-Forwarded-For), answers 431 to headers over
 // --max-header-kib, and beyond --max-conns a connection waits, unanswered,
 // until another closes.
-func TestServeHeaderAndConnectionLimits(t *testing.T) {
+func TestServeLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
 	const maxConns = 4
-	e := startQuietServe(t, "--max-header-kib", "8", "--max-conns", "4")
+	e := startQuietServe(t, "--max-header-kib", "8", "--max-conns", "4",
+		"--rate-limit", "1", "--rate-burst", "3", "--trusted-proxy", "127.0.0.1")
+
+	// Two clients behind this test as their proxy: the first floods.
+	plain := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(path, client string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, e.url(path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	limited := 0
+	for range 8 {
+		if resp := get("/agents", "203.0.113.1"); resp.StatusCode == http.StatusTooManyRequests {
+			limited++
+			if resp.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+		}
+		if resp := get("/healthz", "203.0.113.1"); resp.StatusCode != http.StatusOK {
+			t.Errorf("/healthz of the flooding client: %d", resp.StatusCode)
+		}
+	}
+	if limited < 4 {
+		t.Errorf("%d of 8 requests over a burst of 3 limited", limited)
+	}
+	if resp := get("/agents", "203.0.113.2"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the other client: %d", resp.StatusCode)
+	}
+	if v, _ := metricSum(t, e.srv, "agentfinder_http_refused_total", map[string]string{"reason": "rate_limited"}); v != float64(limited) {
+		t.Errorf("agentfinder_http_refused_total{reason=rate_limited} = %v, want %d", v, limited)
+	}
 
 	// net/http allows 4 KiB over the limit: 6 KiB passes, 64 KiB does not
 	// (Go's own default would take 1 MiB).

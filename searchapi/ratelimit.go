@@ -1,0 +1,146 @@
+package searchapi
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
+)
+
+// RateLimit configures the per-client rate limit of the API: a token bucket
+// per client address. The zero value turns it off.
+type RateLimit struct {
+	// PerSecond is the rate at which a client's bucket refills, in requests
+	// per second; 0 turns the limit off.
+	PerSecond float64
+	// Burst is the bucket's size: how many requests a client with a full
+	// bucket may send at once. 0 means twice PerSecond (at least 1).
+	Burst int
+	// MaxClients bounds the buckets kept; beyond it the least recently seen
+	// client is forgotten (and starts again with a full bucket). 0 means
+	// 65536.
+	MaxClients int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed: the
+	// client is the right-most address in it that is not a trusted proxy.
+	// From any other peer, the peer's own address is the client.
+	TrustedProxies []netip.Prefix
+}
+
+// Defaults suited to a public engine: a person or a well-behaved program
+// never notices them, a flood is cut to a trickle.
+const (
+	DefaultRatePerSecond = 20
+	DefaultRateBurst     = 40
+)
+
+// rateExempt are the paths the rate limit never applies to: probes and
+// scrapes must see the server as it is, even under a flood.
+var rateExempt = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// clientLimiter keeps one token bucket per client.
+type clientLimiter struct {
+	every   rate.Limit
+	burst   int
+	trusted []netip.Prefix
+	clients *lru.Cache[netip.Addr, *rate.Limiter]
+	now     func() time.Time
+}
+
+// newClientLimiter returns nil (no limit) when cfg.PerSecond is 0.
+func newClientLimiter(cfg RateLimit, now func() time.Time) (*clientLimiter, error) {
+	if cfg.PerSecond == 0 {
+		return nil, nil
+	}
+	if cfg.PerSecond < 0 || math.IsNaN(cfg.PerSecond) || math.IsInf(cfg.PerSecond, 0) {
+		return nil, fmt.Errorf("searchapi: RateLimit.PerSecond %v: want a positive rate or 0 (off)", cfg.PerSecond)
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = max(1, int(2*cfg.PerSecond))
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = 1 << 16
+	}
+	clients, err := lru.New[netip.Addr, *rate.Limiter](cfg.MaxClients)
+	if err != nil {
+		return nil, fmt.Errorf("searchapi: rate limit: %w", err)
+	}
+	return &clientLimiter{every: rate.Limit(cfg.PerSecond), burst: cfg.Burst, trusted: cfg.TrustedProxies, clients: clients, now: now}, nil
+}
+
+// allow takes a token from the bucket of r's client; when there is none it
+// returns false and how long until there is.
+func (l *clientLimiter) allow(r *http.Request) (bool, time.Duration) {
+	key := clientKey(l.client(r))
+	lim, ok := l.clients.Get(key)
+	if !ok {
+		fresh := rate.NewLimiter(l.every, l.burst)
+		if prev, found, _ := l.clients.PeekOrAdd(key, fresh); found {
+			lim = prev
+		} else {
+			lim = fresh
+		}
+	}
+	now := l.now()
+	if lim.AllowN(now, 1) {
+		return true, 0
+	}
+	missing := 1 - lim.TokensAt(now)
+	return false, time.Duration(missing / float64(l.every) * float64(time.Second))
+}
+
+// client is r's client address: the peer, or, when the peer is a trusted
+// proxy, the right-most X-Forwarded-For address that is not one (the
+// left-most when all are). An address that does not parse ends the walk.
+func (l *clientLimiter) client(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	addr := ap.Addr().Unmap()
+	if !l.isTrusted(addr) {
+		return addr
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		addr = a.Unmap()
+		if !l.isTrusted(addr) {
+			break
+		}
+	}
+	return addr
+}
+
+func (l *clientLimiter) isTrusted(a netip.Addr) bool {
+	for _, p := range l.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientKey is the bucket of an address: IPv4 addresses one each, IPv6 one
+// per /64 (what one subscriber usually holds).
+func clientKey(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return a
+}
+
+// rateLimited is the answer to a client over its rate.
+func rateLimited(wait time.Duration) *APIError {
+	return &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+		Message: "too many requests from this client; retry after the time in Retry-After", RetryAfter: wait}
+}
