@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -337,18 +336,13 @@ func relevance(r Registry, terms []string) int {
 	return score
 }
 
-// stopwords are query words that say nothing about a registry.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "the": true, "of": true, "for": true, "to": true, "in": true,
-	"on": true, "me": true, "my": true, "find": true, "with": true, "that": true, "is": true, "or": true,
-	"i": true, "need": true, "want": true,
-}
-
+// terms returns the distinct words of a query that can match a registry:
+// no stop words, no single characters, plurals folded (see tokens).
 func terms(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range tokens(text) {
-		if stopwords[w] || len(w) < 2 || seen[w] {
+		if normalize.IsStopWord(w) || len(w) < 2 || seen[w] {
 			continue
 		}
 		seen[w] = true
@@ -357,12 +351,10 @@ func terms(text string) []string {
 	return out
 }
 
-// tokens splits s into lower-case words; a trailing plural "s" is dropped so
-// "registries"/"registry" and "tools"/"tool" meet.
+// tokens splits s into words (normalize.Words); a trailing plural "s" is
+// dropped so "registries"/"registry" and "tools"/"tool" meet.
 func tokens(s string) []string {
-	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
+	f := normalize.Words(s)
 	for i, w := range f {
 		switch {
 		case strings.HasSuffix(w, "ies") && len(w) > 4:

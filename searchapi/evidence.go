@@ -3,10 +3,8 @@ package searchapi
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -14,28 +12,6 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
-
-// terms splits text into lower-case words for evidence matching.
-func terms(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	out := words[:0]
-	for _, w := range words {
-		if len(w) > 1 && !stopWords[w] && !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// stopWords are left out when deciding which examples and tags matched.
-var stopWords = map[string]bool{
-	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true, "for": true,
-	"on": true, "with": true, "me": true, "my": true, "i": true, "is": true, "it": true, "that": true, "this": true,
-	"can": true, "find": true, "need": true, "want": true, "some": true, "something": true, "agent": true, "tool": true,
-	"be": true, "are": true, "from": true, "by": true, "at": true, "as": true, "do": true, "please": true, "help": true,
-}
 
 // evidence explains one result (xu §8).
 type evidence struct {
@@ -83,7 +59,7 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 	}
 	tagHits := 0.0
 	for _, t := range tags {
-		if wanted[strings.ToLower(t)] || overlap(terms(t), qterms) > 0 {
+		if wanted[strings.ToLower(t)] || overlap(normalize.Terms(t), qterms) > 0 {
 			ev.MatchedTags = append(ev.MatchedTags, t)
 		}
 	}
@@ -167,7 +143,7 @@ func lexicalExamples(qterms, rq, ex []string) []matchedExample {
 	}
 	add := func(kind string, texts []string) {
 		for _, t := range texts {
-			if n := overlap(terms(t), qterms); n > 0 {
+			if n := overlap(normalize.Terms(t), qterms); n > 0 {
 				out = append(out, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
 			}
 		}

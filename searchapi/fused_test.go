@@ -48,7 +48,7 @@ func (e *topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, e
 func topicVector(text string) []float32 {
 	v := make([]float32, topicDims)
 	v[topicDims-1] = 0.05
-	for _, w := range query.Words(text) {
+	for _, w := range normalize.Words(text) {
 		if a, ok := topicAxes[w]; ok {
 			v[a]++
 		}

@@ -120,7 +120,7 @@ func (s *Server) searchTerms(text string) []string {
 		}
 	}
 	var out []string
-	for _, w := range query.Words(text) {
+	for _, w := range normalize.Words(text) {
 		if !slices.Contains(out, w) {
 			out = append(out, w)
 			if len(out) == query.MaxTerms {
@@ -260,7 +260,7 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	}
 	var qt []string
 	if q.Evidence {
-		qt = terms(q.Text)
+		qt = normalize.Terms(q.Text)
 	}
 	hits := make([]federation.Hit, 0, len(page))
 	for _, sc := range page {

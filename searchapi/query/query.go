@@ -39,7 +39,7 @@ import (
 	"strings"
 	"unicode"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // MaxMeiliWords is how many words of q Meilisearch considers.
@@ -71,7 +71,7 @@ func Rewrite(text string) string { return Analyze(text).Query() }
 
 // Analyze normalises text and selects its informative terms.
 func Analyze(text string) Analysis {
-	words := Words(text)
+	words := normalize.Words(text)
 	keep := make([]bool, len(words))
 	for i := range keep {
 		keep[i] = true
@@ -90,7 +90,7 @@ func Analyze(text string) Analysis {
 	a.Words = words
 	seen := map[string]bool{}
 	for i, w := range words {
-		if !keep[i] || stopWords[w] || seen[w] || !informative(w) {
+		if !keep[i] || normalize.IsStopWord(w) || seen[w] || !informative(w) {
 			continue
 		}
 		seen[w] = true
@@ -101,15 +101,6 @@ func Analyze(text string) Analysis {
 		return termWeight(a.Ranked[i]) > termWeight(a.Ranked[j])
 	})
 	return a
-}
-
-// Words splits text into lower-case NFKC words: runs of letters and digits.
-// Apostrophes, hyphens and all other punctuation separate words.
-func Words(text string) []string {
-	text = strings.ToLower(norm.NFKC.String(text))
-	return strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
-	})
 }
 
 // fillerAt returns the length of the longest filler phrase starting at

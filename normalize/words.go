@@ -1,0 +1,95 @@
+package normalize
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Words splits text into lower-case NFKC words: runs of letters and digits
+// (combining marks stay with their letter). Apostrophes, hyphens and all
+// other punctuation separate words. The query rewriter, the evidence of a
+// search result and the registry book all read text through it.
+func Words(text string) []string {
+	text = strings.ToLower(norm.NFKC.String(text))
+	return strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
+	})
+}
+
+// IsStopWord reports whether w, a word of Words, says how something is asked
+// rather than what: see stopWords.
+func IsStopWord(w string) bool { return stopWords[w] }
+
+// Terms returns the distinct words of text, in order, that are not stop
+// words and have more than one byte.
+func Terms(text string) []string {
+	var out []string
+	for _, w := range Words(text) {
+		if len(w) > 1 && !stopWords[w] && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// stopWords is a general English stop-word list (function words, pronouns,
+// auxiliaries, contractions split at the apostrophe) plus generic words of
+// conversational requests ("please", "need", "looking") that say how
+// something is asked, not what is asked for. Nothing here comes from any
+// evaluation set.
+var stopWords = setOf(
+	// Articles, determiners, quantifiers.
+	"a", "an", "the", "this", "that", "these", "those", "some", "any", "each", "every",
+	"all", "both", "either", "neither", "no", "other", "another", "such", "own", "same",
+	"much", "many", "more", "most", "less", "least", "few", "fewer", "several", "enough",
+	"lot", "lots", "bit", "kind", "sort", "type", "thing", "things", "something",
+	"anything", "everything", "nothing", "someone", "anyone", "everyone", "somebody",
+	"anybody", "somewhere", "anywhere", "way", "ways",
+	// Pronouns.
+	"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "you",
+	"your", "yours", "yourself", "yourselves", "he", "him", "his", "himself", "she",
+	"her", "hers", "herself", "it", "its", "itself", "they", "them", "their", "theirs",
+	"themselves", "one", "ones",
+	// Question words and relatives.
+	"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "whether",
+	"whatever", "whichever", "whoever",
+	// Auxiliaries and modals.
+	"am", "is", "are", "was", "were", "be", "been", "being", "have", "has", "had",
+	"having", "do", "does", "did", "doing", "done", "can", "could", "will", "would",
+	"shall", "should", "may", "might", "must", "ought", "cannot",
+	// Contraction fragments left after splitting at the apostrophe.
+	"s", "t", "m", "re", "ve", "ll", "d", "don", "doesn", "didn", "isn", "aren", "wasn",
+	"weren", "haven", "hasn", "hadn", "won", "wouldn", "couldn", "shouldn", "mustn",
+	"needn", "ain", "im", "ive", "id", "dont", "cant", "wont",
+	// Prepositions and conjunctions.
+	"about", "above", "across", "after", "against", "along", "among", "around", "as",
+	"at", "before", "behind", "below", "beneath", "beside", "between", "beyond", "by",
+	"down", "during", "except", "for", "from", "in", "inside", "into", "near", "of",
+	"off", "on", "onto", "out", "outside", "over", "past", "per", "since", "through",
+	"throughout", "till", "to", "toward", "towards", "under", "until", "up", "upon",
+	"via", "with", "within", "without", "and", "but", "or", "nor", "so", "yet", "if",
+	"then", "than", "because", "while", "although", "though", "unless", "whereas",
+	"also", "too", "very", "just", "only", "even", "still", "again", "ever", "never",
+	"always", "already", "soon", "now", "here", "there", "not", "quite", "rather",
+	"really", "actually", "basically", "perhaps", "maybe", "probably", "possibly",
+	"else", "etc", "eg", "ie", "via", "like", "well", "oh", "ok", "okay", "yes", "yeah",
+	// Conversational request words: how a request is phrased, not its topic.
+	"please", "pls", "plz", "kindly", "thanks", "thank", "hi", "hello", "hey",
+	"want", "wants", "wanted", "wanting", "need", "needs", "needed", "needing",
+	"wish", "hope", "hoping", "looking", "seeking", "trying", "try", "wondering",
+	"wonder", "curious", "able", "possible", "let", "lets", "help", "helps", "assist",
+	"get", "gets", "getting", "got", "give", "tell", "show", "know",
+	"recommend", "recommendation", "recommendations", "suggest", "suggestion",
+	"suggestions", "use", "using", "provide", "currently", "planning", "going",
+)
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
