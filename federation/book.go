@@ -49,7 +49,7 @@ type Book struct {
 	allowPrivate bool
 
 	mu   sync.RWMutex
-	regs map[string]*Registry // by endpointKey
+	regs map[string]*Registry // by EndpointKey
 	seq  []string             // keys in insertion order
 }
 
@@ -84,23 +84,10 @@ func SearchEndpoint(raw string) (string, error) {
 	return u.JoinPath("search").String(), nil
 }
 
-// endpointKey identifies a registry independently of scheme, a trailing
-// /search or slash: "host:port/path". It also accepts bare names (from Via).
-func endpointKey(s string) string {
-	s = strings.TrimSpace(s)
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return strings.ToLower(strings.TrimSuffix(s, "/"))
-	}
-	p := strings.TrimSuffix(u.Path, "/")
-	p = strings.TrimSuffix(p, "/search")
-	return strings.ToLower(u.Host) + p
-}
-
 // add inserts or updates r. A configured registry is never downgraded by a
 // learned one, but learned metadata fills what configuration left empty.
 func (b *Book) add(r Registry) {
-	k := endpointKey(r.Endpoint)
+	k := EndpointKey(r.Endpoint)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old, ok := b.regs[k]
@@ -244,7 +231,7 @@ const syntheticPublisher = "registry.invalid"
 // its endpoint: urn:ai:<host domain>:registry:<kind>-<hash>, or under
 // registry.invalid for hosts that are not domain names.
 func syntheticIdentifier(endpoint, kind string) string {
-	sum := sha256.Sum256([]byte(endpointKey(endpoint)))
+	sum := sha256.Sum256([]byte(EndpointKey(endpoint)))
 	h := hex.EncodeToString(sum[:4])
 	host := strings.ToLower(hostOf(endpoint))
 	if hn, _, err := net.SplitHostPort(host); err == nil {

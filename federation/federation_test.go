@@ -620,6 +620,28 @@ func TestParseVia(t *testing.T) {
 	}
 }
 
+func TestInChain(t *testing.T) {
+	tests := []struct {
+		name  string
+		via   []string
+		names []string
+		want  bool
+	}{
+		{"url against host", []string{"Finder.Example:8443"}, []string{"https://finder.example:8443/search"}, true},
+		{"trailing slash and scheme", []string{"http://a.example/api/"}, []string{"https://A.example/api/search"}, true},
+		{"second name", []string{"x.example", "b.example"}, []string{"a.example", "b.example"}, true},
+		{"other path", []string{"a.example/v2"}, []string{"https://a.example/v1"}, false},
+		{"empty via", nil, []string{"a.example"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := InChain(tc.via, tc.names...); got != tc.want {
+				t.Fatalf("InChain(%q, %q) = %v", tc.via, tc.names, got)
+			}
+		})
+	}
+}
+
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o600) }

@@ -39,7 +39,7 @@ type Federator struct {
 	viaName string // received-by in our Via element: host[:port] when Name is a URL
 
 	mu     sync.Mutex
-	states map[string]*upstreamState // by endpointKey
+	states map[string]*upstreamState // by EndpointKey
 }
 
 var _ Searcher = (*Federator)(nil)
@@ -97,7 +97,7 @@ func (f *Federator) Close() {
 }
 
 func (f *Federator) state(endpoint string) *upstreamState {
-	k := endpointKey(endpoint)
+	k := EndpointKey(endpoint)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, ok := f.states[k]
@@ -189,13 +189,13 @@ func (f *Federator) Search(ctx context.Context, mode Mode, q Query, pageToken st
 // referrals ranks regs for the query, leaving out this registry and the
 // registries the request came through.
 func (f *Federator) referrals(regs []Registry, text string, via []string) []json.RawMessage {
-	skip := map[string]bool{endpointKey(f.cfg.Name): true, endpointKey(f.viaName): true}
+	skip := map[string]bool{EndpointKey(f.cfg.Name): true, EndpointKey(f.viaName): true}
 	for _, v := range via {
-		skip[endpointKey(v)] = true
+		skip[EndpointKey(v)] = true
 	}
 	var out []json.RawMessage
 	for _, r := range Rank(regs, text) {
-		k := endpointKey(r.Endpoint)
+		k := EndpointKey(r.Endpoint)
 		if skip[k] {
 			continue
 		}
@@ -235,12 +235,12 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 	viaIn := ParseVia(via)
 	inVia := map[string]bool{}
 	for _, v := range viaIn {
-		inVia[endpointKey(v)] = true
+		inVia[EndpointKey(v)] = true
 	}
-	looped := inVia[endpointKey(f.viaName)] || inVia[endpointKey(f.cfg.Name)]
+	looped := InChain(viaIn, f.viaName, f.cfg.Name)
 	// An upstream is in the chain when Via names its endpoint or its host.
 	visited := func(endpoint string) bool {
-		return inVia[endpointKey(endpoint)] || inVia[strings.ToLower(hostOf(endpoint))]
+		return inVia[EndpointKey(endpoint)] || inVia[strings.ToLower(hostOf(endpoint))]
 	}
 	hopsLeft := f.cfg.MaxHops - len(viaIn)
 	viaOut := FormatVia(append(append([]string(nil), viaIn...), f.viaName))
@@ -297,7 +297,7 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 	launch := func(t target) {
 		idx := len(outcomes)
 		outcomes = append(outcomes, Outcome{Registry: t.reg.Endpoint})
-		queried[endpointKey(t.reg.Endpoint)] = true
+		queried[EndpointKey(t.reg.Endpoint)] = true
 		switch {
 		case looped || visited(t.reg.Endpoint):
 			outcomes[idx].Status, outcomes[idx].Error = StatusSkipped, "loop"
@@ -331,8 +331,8 @@ func (f *Federator) auto(ctx context.Context, q Query, st pageState, continuing 
 		answers[r.idx] = r
 		t := targetOf[r.idx]
 		for _, reg := range r.ans.registries {
-			k := endpointKey(reg.Endpoint)
-			if queried[k] || visited(reg.Endpoint) || k == endpointKey(f.cfg.Name) {
+			k := EndpointKey(reg.Endpoint)
+			if queried[k] || visited(reg.Endpoint) || k == EndpointKey(f.cfg.Name) {
 				continue
 			}
 			ep, err := f.book.learnedEndpoint(reg.Endpoint)
@@ -422,7 +422,7 @@ wait:
 	}
 	var refs []Registry
 	for _, r := range learned {
-		if !queried[endpointKey(r.Endpoint)] {
+		if !queried[EndpointKey(r.Endpoint)] {
 			refs = append(refs, r)
 		}
 	}

@@ -1,6 +1,9 @@
 package federation
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
 
 // ParseVia returns the registries named in Via header values (RFC 9110
 // §7.6.3): each comma-separated element is "protocol received-by [comment]";
@@ -39,4 +42,33 @@ func FormatVia(names []string) string {
 		els[i] = "1.1 " + n
 	}
 	return strings.Join(els, ", ")
+}
+
+// EndpointKey identifies a registry independently of scheme, a trailing
+// /search or slash: "host:port/path", lower-case. It also accepts bare
+// names, as Via carries them.
+func EndpointKey(s string) string {
+	s = strings.TrimSpace(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return strings.ToLower(strings.TrimSuffix(s, "/"))
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	p = strings.TrimSuffix(p, "/search")
+	return strings.ToLower(u.Host) + p
+}
+
+// InChain reports whether via (names from ParseVia) names one of names (a
+// registry's Via name or URL): the request already passed through that
+// registry, which then answers from its own index and never fans out again.
+func InChain(via []string, names ...string) bool {
+	for _, v := range via {
+		k := EndpointKey(v)
+		for _, n := range names {
+			if k == EndpointKey(n) {
+				return true
+			}
+		}
+	}
+	return false
 }

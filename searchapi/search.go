@@ -3,8 +3,6 @@ package searchapi
 import (
 	"context"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/agentfinder/agentfinder/federation"
 )
@@ -22,10 +20,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	norm := q.normalized("search")
 	via := federation.ParseVia(r.Header.Values("Via"))
 	mode := q.Mode
-	for _, v := range via {
-		if viaKey(v) == viaKey(s.viaName) || viaKey(v) == viaKey(s.publicURL) {
-			mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
-		}
+	if federation.InChain(via, s.viaName, s.publicURL) {
+		mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
 	}
 	// local answers one page from the index; the page token is ours.
 	local := func(ctx context.Context, _ federation.Query, pageToken string) ([]federation.Hit, string, error) {
@@ -62,14 +58,4 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.observeSearch(len(fr.Results), fr.Upstreams)
 	writeSearch(w, fr.Results, fr.Referrals, fr.Upstreams, true, fr.PageToken)
 	return nil
-}
-
-// viaKey reduces a Via name (a host, host:port or a URL) to host[:port]
-// plus path without "/search", lower-case, for comparison.
-func viaKey(v string) string {
-	v = strings.TrimSpace(v)
-	if u, err := url.Parse(v); err == nil && u.Host != "" {
-		return strings.ToLower(u.Host) + strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/search")
-	}
-	return strings.ToLower(strings.TrimSuffix(v, "/"))
 }
