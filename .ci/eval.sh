@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# eval.sh is `make eval`: the relevance set of ../shared/relevance end to end.
+# eval.sh is `make eval`: the relevance set of fixtures/relevance end to end.
 # It serves the set's catalogs as a fixture web (HTTPS + DNS on loopback), runs
 # two `agentfinder serve` instances against one throwaway Meilisearch (two
 # indexes): the default configuration (embeddings + query rewriting: the
@@ -7,11 +7,11 @@
 # informative term, semantic ratio 0.8) and a keyword-only one
 # (--no-embeddings: the same term fusion without the vector), waits until
 # both have crawled and indexed every entry, then scores each with the set's
-# score.py (Recall@1/5/10, MRR@10, nDCG@10, latency), one after the other so
-# their latencies do not compete. Needs bash, node and python3; `make eval` builds, fetches the model
-# and installs Meilisearch first.
+# scorer (fixtures/relevance/score: Recall@1/5/10, MRR@10, nDCG@10, latency),
+# one after the other so their latencies do not compete. Needs bash, go and
+# node; `make eval` builds, fetches the model and installs Meilisearch first.
 #
-# Environment: AGENTFINDER_RELEVANCE_DIR (default ../shared/relevance),
+# Environment: AGENTFINDER_RELEVANCE_DIR (default fixtures/relevance),
 # AGENTFINDER_MODEL_DIR (default ./.cache/model), EVAL_TIMEOUT seconds to wait
 # for indexing (default 300), EVAL_EXTRA_ARGS extra serve flags for the
 # default run (e.g. "--semantic-ratio 0.7"), EVAL_INPROCESS=0 to skip the
@@ -26,7 +26,7 @@ if [[ -z "${MEILI_URL:-}" ]]; then
 fi
 
 BIN=./bin/agentfinder
-REL="${AGENTFINDER_RELEVANCE_DIR:-../shared/relevance}"
+REL="${AGENTFINDER_RELEVANCE_DIR:-fixtures/relevance}"
 MODEL_DIR="${AGENTFINDER_MODEL_DIR:-./.cache/model}"
 TIMEOUT="${EVAL_TIMEOUT:-300}"
 [[ -x "$BIN" ]] || { echo "eval: $BIN missing: run 'make eval' (it builds first)" >&2; exit 1; }
@@ -48,6 +48,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 freeport() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+SCORE="$WORK/score"
+"${GO:-go}" build -o "$SCORE" ./fixtures/relevance/score
 
 # 1. The fixture web over the relevance catalogs only.
 "$BIN" fixtures --json --no-world --root "$REL/catalogs" >"$WORK/fixtures.out" 2>"$WORK/fixtures.log" &
@@ -74,13 +77,15 @@ start_serve keyword "$PORT_K" --no-embeddings
 
 # 3. Wait until each has indexed every entry the set can reach (the count of
 # GET /agents stops growing at the number of tools in reachability.json).
-WANT="$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("entries", [])))' "$REL/reachability.json")"
+WANT="$(node -e 'console.log((JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).entries || []).length)' "$REL/reachability.json")"
 total() { # port
-	python3 - "$1" <<'PY' 2>/dev/null || echo 0
-import json, sys, urllib.request
-with urllib.request.urlopen("http://127.0.0.1:%s/agents?pageSize=1" % sys.argv[1], timeout=5) as r:
-    print(json.load(r).get("total", 0))
-PY
+	node -e '
+		const r = require("http").get(process.argv[1], {timeout: 5000}, res => {
+			let b = ""; res.on("data", d => b += d);
+			res.on("end", () => { try { console.log(JSON.parse(b).total || 0) } catch { console.log(0) } });
+		});
+		r.on("error", () => console.log(0)); r.on("timeout", () => r.destroy());
+	' "http://127.0.0.1:$1/agents?pageSize=1"
 }
 wait_indexed() { # name port
 	local name="$1" port="$2" last=-1 stable=0 n
@@ -108,7 +113,7 @@ fi
 score() { # title port
 	echo
 	echo "== $1"
-	python3 "$REL/score.py" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10
+	"$SCORE" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10
 }
 score "default: embeddings + query rewriting (term fusion, semantic ratio 0.8) ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
 score "keyword only (--no-embeddings: term fusion without the vector)" "$PORT_K"

@@ -24,7 +24,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
-// The relevance evaluation indexes the catalogs of ../shared/relevance into a
+// The relevance evaluation indexes the catalogs of fixtures/relevance into a
 // real Meilisearch with vectors from the USE-lite model, runs every request
 // of dev_queries.jsonl through keyword-only and hybrid configurations and
 // prints Recall@1/5/10, MRR@10 and p50 latency (query rewrite + query
@@ -33,7 +33,7 @@ import (
 //
 //	AGENTFINDER_EVAL=1 bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceEval -v ./searchapi/query
 //
-// AGENTFINDER_RELEVANCE_DIR (default ../../../shared/relevance) and
+// AGENTFINDER_RELEVANCE_DIR (default ../../fixtures/relevance) and
 // AGENTFINDER_MODEL_DIR (default ../../.cache/model) locate the inputs;
 // AGENTFINDER_EVAL_SWEEP=1 adds the wider parameter sweep.
 
@@ -455,7 +455,7 @@ func TestRelevanceEval(t *testing.T) {
 	if os.Getenv("AGENTFINDER_EVAL") != "1" {
 		t.Skip("relevance evaluation: set AGENTFINDER_EVAL=1")
 	}
-	relDir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../../shared/relevance")
+	relDir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
 	modelDir := envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model")
 	m, err := embed.Load(modelDir)
 	if err != nil {
