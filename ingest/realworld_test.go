@@ -8,17 +8,17 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// TestRealWorldManifests indexes every real-world manifest in
-// ../shared/realworld the way the crawler would hand them over, and checks
+// TestRealWorldManifests indexes every real-world manifest of
+// normalize/testdata/realworld (copies of published catalogs) the way the crawler would hand them over, and checks
 // Meilisearch accepts every record and a second pass writes nothing.
 func TestRealWorldManifests(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"ai-catalog-examples/*.json", "ai-catalog-go-fixtures/*.json", "ard-examples/*.json", "*.json"} {
-		m, _ := filepath.Glob(filepath.Join("..", "..", "shared", "realworld", pattern))
+		m, _ := filepath.Glob(filepath.Join("..", "normalize", "testdata", "realworld", pattern))
 		files = append(files, m...)
 	}
 	if len(files) == 0 {
-		t.Skip("no ../shared/realworld manifests here")
+		t.Fatal("no manifests in ../normalize/testdata/realworld")
 	}
 	e := newEnv(t, Config{Embedder: &hashEmbedder{dims: 8}})
 	var rs []normalize.CatalogResult

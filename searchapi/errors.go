@@ -18,7 +18,7 @@ import (
 	"github.com/agentfinder/agentfinder/federation"
 )
 
-// Error codes of the xu error model (DESIGN.md, "External contracts").
+// Error codes of the xu error model (docs/ARCHITECTURE.md, "External contracts").
 const (
 	CodeInvalidRequest    = "invalid_request"
 	CodeUnsupportedFilter = "unsupported_filter"

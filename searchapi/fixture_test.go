@@ -24,7 +24,7 @@ import (
 // testNow is the clock of every test server: after expired-storm expired.
 var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// indexSettings are the settings ingest applies (DESIGN.md), applied here so
+// indexSettings are the settings ingest applies (ingest/settings), applied here so
 // the tests do not depend on ingest.
 func indexSettings() *meilisearch.Settings {
 	return &meilisearch.Settings{
@@ -41,7 +41,7 @@ func indexSettings() *meilisearch.Settings {
 
 // catalogRecords normalizes a manifest as if fetched from origin. Fields the
 // interim normalize does not derive yet (publisher, verification, compliance,
-// protocols, host) are completed the way DESIGN.md defines them, only when
+// protocols, host) are completed the way docs/ARCHITECTURE.md defines them, only when
 // normalize left them empty, so the tests hold before and after the
 // normalize rewrite lands.
 func catalogRecords(t testing.TB, body []byte, origin string) []normalize.Record {

@@ -48,7 +48,7 @@ var evidenceAttributes = []string{"examples"}
 // Requests are long and conversational; "last" (Meilisearch's default) drops
 // words from the end and always keeps the first one ("Can", "I", ...), while
 // "frequency" drops the most frequent, least informative words first.
-// Measured on ../shared/relevance dev_queries.jsonl (300 requests, keyword
+// Measured on fixtures/relevance dev_queries.jsonl (300 requests, keyword
 // only, the interim normalize, no query rewriting): Recall@10 0.023 with
 // "last" against 0.047 with "frequency" (0.067 against 0.163 when stop words
 // are stripped first); "all" finds nothing. Query understanding (issue 9)

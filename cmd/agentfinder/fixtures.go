@@ -29,7 +29,7 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("fixtures", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object (dnsServer, caFile, ports, seeds, flags) as the first stdout line")
-	root := fs.String("root", "", "also serve `DIR` laid out as <host>/<path> (e.g. ../shared/relevance/catalogs)")
+	root := fs.String("root", "", "also serve `DIR` laid out as <host>/<path> (e.g. fixtures/relevance/catalogs)")
 	noWorld := fs.Bool("no-world", false, "leave the built-in world out (serve only --root and --generate)")
 	genHosts := fs.Int("generate", 0, "also serve a synthetic web of `N` publisher hosts")
 	genEntries := fs.Int("entries", 10, "entries per generated host")

@@ -4,7 +4,7 @@
 // query.Fuse into one ranking whose keyword and semantic components explain
 // each result. It replaces Meilisearch's own hybrid search, whose keyword
 // side requires the first or the rarest word of a long request and so adds
-// little (R@1/R@10 on ../shared/relevance: 0.45/0.80 native, 0.52/0.85
+// little (R@1/R@10 on fixtures/relevance: 0.45/0.80 native, 0.52/0.85
 // fused; keyword only 0.17/0.20 native, 0.39/0.66 fused).
 package hybrid
 

@@ -8,7 +8,7 @@
 // # Query shape
 //
 // Fuse goes with the query shape POST /search uses, implemented by
-// searchapi/hybrid (measured on ../shared/relevance
+// searchapi/hybrid (measured on fixtures/relevance
 // dev_queries.jsonl with eval_test.go; figures are R@1/R@10):
 //
 //  1. a := Analyze(text); terms := a.SearchTerms().
