@@ -228,6 +228,7 @@ func (o *indexOptions) register(c *cli) {
 type indexSink struct {
 	*ingest.Indexer
 	managed *meili.Managed
+	lock    *dataDirLock
 	log     *slog.Logger
 }
 
@@ -238,6 +239,7 @@ func (s *indexSink) Close(ctx context.Context) error {
 			s.log.Warn("stop managed meilisearch", "err", serr)
 		}
 	}
+	s.lock.release()
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
@@ -247,15 +249,33 @@ func (s *indexSink) Close(ctx context.Context) error {
 }
 
 // openIndexSink connects ingest to the external Meilisearch (MEILI_URL,
-// MEILI_API_KEY) or starts a managed one, with embeddings when the model is
-// present, as serve does.
+// MEILI_API_KEY), to the managed one of the process holding --data-dir
+// (a running serve), or starts a managed one, with embeddings when the
+// model is present, as serve does.
 func openIndexSink(ctx context.Context, o indexOptions, logger *slog.Logger) (crawlSink, error) {
 	s := &indexSink{log: logger}
-	url, key, managed, err := meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, logger)
-	if err != nil {
-		return nil, fmt.Errorf("%w (or use --no-index)", err)
+	url, key := o.meiliURL, o.meiliKey
+	if url == "" {
+		lock, err := lockDataDir(o.dataDir, "agentfinder crawl")
+		var busy *dataDirBusyError
+		switch {
+		case errors.As(err, &busy):
+			if url, key, err = reuseHolderMeili(ctx, busy); err != nil {
+				return nil, fmt.Errorf("%w (or set MEILI_URL, or use --no-index)", err)
+			}
+			logger.Warn("data directory in use: indexing through its Meilisearch", "dir", o.dataDir, "holder", busy.Holder.String(), "meili", url)
+		case err != nil:
+			return nil, err
+		default:
+			s.lock = lock
+			var managed *meili.Managed
+			if url, key, managed, err = meiliServer(ctx, "", "", o.meiliBin, o.dataDir, lock, logger); err != nil {
+				lock.release()
+				return nil, fmt.Errorf("%w (or use --no-index)", err)
+			}
+			s.managed = managed
+		}
 	}
-	s.managed = managed
 	icfg := ingest.Config{Index: o.index, Logger: logger.With("component", "ingest")}
 	if !o.noEmbeddings {
 		m, _, err := loadEmbedder(o.modelDir)
@@ -282,6 +302,7 @@ func (s *indexSink) stopManaged() {
 	if s.managed != nil {
 		_ = s.managed.Stop()
 	}
+	s.lock.release()
 }
 
 // progressSink counts results for the progress display.

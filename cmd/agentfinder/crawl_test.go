@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,7 +116,7 @@ func TestCrawlCommandIndexes(t *testing.T) {
 		"--seed", fixtures.HostAcme,
 		"--dns-server", web.DNSAddr, "--ca-file", web.CAFile, "--allow-private",
 		"--port-map", "443=" + strconv.Itoa(web.HTTPSPort), "--port-map", "80=" + strconv.Itoa(web.HTTPPort),
-		"--meili-url", srv.URL, "--index", index, "--no-embeddings",
+		"--index", index, "--no-embeddings",
 	}
 	env := func(k string) (string, bool) {
 		if k == "MEILI_API_KEY" {
@@ -123,15 +124,76 @@ func TestCrawlCommandIndexes(t *testing.T) {
 		}
 		return "", false
 	}
-	var stdout, stderr bytes.Buffer
-	if code := crawlMain(t.Context(), args, env, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	noEnv := func(string) (string, bool) { return "", false }
+	documents := func(t *testing.T) int64 {
+		var res meilisearch.DocumentsResult
+		if err := srv.Client.Index(index).GetDocuments(&meilisearch.DocumentsQuery{Limit: 100}, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Total
 	}
-	var res meilisearch.DocumentsResult
-	if err := srv.Client.Index(index).GetDocuments(&meilisearch.DocumentsQuery{Limit: 100}, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Total < 10 {
-		t.Fatalf("index %s holds %d documents after crawling %s, want its catalogs' entries", index, res.Total, fixtures.HostAcme)
-	}
+
+	t.Run("meili-url", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), append(args, "--meili-url", srv.URL), env, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if n := documents(t); n < 10 {
+			t.Fatalf("index %s holds %d documents after crawling %s, want its catalogs' entries", index, n, fixtures.HostAcme)
+		}
+	})
+
+	// A data directory held by a process with a managed Meilisearch (the
+	// test server stands in for it): crawl indexes through that server
+	// instead of starting a second one on the same database.
+	t.Run("reuses the data directory holder's meilisearch", func(t *testing.T) {
+		if srv.APIKey == "" {
+			t.Skip("the test Meilisearch has no key to publish")
+		}
+		if _, err := srv.Client.DeleteIndex(index); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		holder, err := lockDataDir(dir, "agentfinder serve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.release()
+		if err := os.MkdirAll(filepath.Join(dir, "meili"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "meili", "master.key"), []byte(srv.APIKey+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := holder.setMeiliURL(srv.URL); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), append(args, "--data-dir", dir), noEnv, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "data directory in use") {
+			t.Errorf("log does not say it reused the holder's Meilisearch:\n%s", stderr.String())
+		}
+		if n := documents(t); n < 10 {
+			t.Fatalf("index %s holds %d documents after crawling through the holder's Meilisearch", index, n)
+		}
+	})
+
+	t.Run("refuses a data directory held without a meilisearch", func(t *testing.T) {
+		dir := t.TempDir()
+		holder, err := lockDataDir(dir, "agentfinder serve")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.release()
+		var stdout, stderr bytes.Buffer
+		if code := crawlMain(t.Context(), append(args, "--data-dir", dir), noEnv, &stdout, &stderr); code == 0 {
+			t.Fatal("crawl ran on a data directory another process holds")
+		}
+		want := fmt.Sprintf("is in use by agentfinder serve (pid %d", os.Getpid())
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not name the holder (%q):\n%s", want, stderr.String())
+		}
+	})
 }

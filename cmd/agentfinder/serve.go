@@ -200,9 +200,12 @@ func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, std
 // stop the managed Meilisearch.
 func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logger) (err error) {
 	s := &server{opts: o, log: log, index: o.index, metrics: newMetricsRegistry()}
-	if err := os.MkdirAll(o.dataDir, 0o755); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
+	// One owner per data directory (scheduler state, managed Meilisearch).
+	lock, err := lockDataDir(o.dataDir, "agentfinder serve")
+	if err != nil {
+		return err
 	}
+	defer lock.release()
 
 	// Check what can be checked before anything starts.
 	if _, err := cron.ParseStandard(o.schedule); err != nil {
@@ -229,7 +232,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 
 	// Meilisearch: external, or a managed child process.
 	var m *meili.Managed
-	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, log)
+	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, lock, log)
 	if err != nil {
 		return err
 	}

@@ -617,6 +617,21 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/admin/status without a token configured: %d, want 404", resp.StatusCode)
 	}
+	// The data directory has one owner: a second serve refuses, naming the
+	// holder; a crawl finds the managed Meilisearch to index through.
+	var second syncBuffer
+	if code := serveMain(t.Context(), args, serveHooks{getenv: hooks.getenv, noSignals: true}, io.Discard, &second); code == 0 ||
+		!strings.Contains(second.String(), fmt.Sprintf("in use by agentfinder serve (pid %d", os.Getpid())) {
+		t.Errorf("second serve on the same data dir: exit %d, log:\n%s", code, second.String())
+	}
+	_, err = lockDataDir(dataDir, "agentfinder crawl")
+	var busy *dataDirBusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("data dir lock while serve runs: %v", err)
+	}
+	if url, key, err := reuseHolderMeili(t.Context(), busy); err != nil || url != s.meiliURL || key != s.meiliKey {
+		t.Errorf("reuse the running Meilisearch: %q, %v; want %s and its key", url, err, s.meiliURL)
+	}
 	meiliURL := s.meiliURL
 	cancel()
 	select {
