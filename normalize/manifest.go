@@ -3,7 +3,9 @@ package normalize
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -37,7 +39,7 @@ func Catalog(body []byte, opts Options) Result {
 	if top == nil {
 		var probe json.RawMessage
 		if err := json.Unmarshal(body, &probe); err != nil {
-			p.problem("$", CodeInvalidJSON, SeverityError, "document is not JSON: %v", err)
+			p.problem("$", CodeInvalidJSON, SeverityError, "document is not JSON: %s", syntaxError(body, err))
 		} else {
 			p.problem("$", CodeNotAnObject, SeverityError, "document is a JSON %s, not an object", jsonKind(body))
 		}
@@ -338,4 +340,26 @@ func RegistryRecords(recs []Record) []Record {
 		}
 	}
 	return out
+}
+
+// syntaxError describes a JSON decoding error of body with the line and
+// column (1-based, in bytes) where it was found, so a reader can go there.
+func syntaxError(body []byte, err error) string {
+	var se *json.SyntaxError
+	offset := -1
+	switch {
+	case errors.As(err, &se):
+		offset = int(se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		offset = len(body)
+		err = errors.New("unexpected end of input")
+	}
+	if offset < 0 || offset > len(body) {
+		return err.Error()
+	}
+	// Offset counts the byte that failed; point at it.
+	before := body[:max(offset-1, 0)]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
