@@ -133,6 +133,14 @@ func (c *Crawler) Close() error {
 	return nil
 }
 
+// HTTPClient returns a client with the crawler's network settings (DNS
+// server, port map, trusted CAs, the private-address guard on every dial)
+// for one-off fetches outside a crawl, such as validating one catalog. It
+// follows redirects itself (at most 10); each new connection is guarded.
+func (c *Crawler) HTTPClient() *http.Client {
+	return &http.Client{Transport: c.transport, Timeout: c.cfg.Timeout}
+}
+
 // Validators returns a copy of the conditional GET state, keyed by catalog
 // URL, for the scheduler to persist.
 func (c *Crawler) Validators() map[string]Validator {

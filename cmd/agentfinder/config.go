@@ -256,39 +256,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// crawlFlags are the crawler and seed flags shared by serve and crawl.
-type crawlFlags struct {
-	seeds        stringList
-	seedsFile    string
+// netFlags are the network flags of every command that fetches catalogs
+// (serve, crawl, validate): how names resolve, which ports and addresses
+// are dialled, which CAs are trusted, which headers go to which host.
+type netFlags struct {
 	dnsServer    string
 	caFile       string
 	allowPrivate bool
 	allowCIDR    stringList
 	headersFile  string
 	portMap      stringList
-	includeHost  stringList
-	excludeHost  stringList
-	concurrency  int
-	maxDepth     int
 	timeout      time.Duration
-	noEnrich     bool
 }
 
-// register adds the crawl flags to c.
-func (f *crawlFlags) register(c *cli) {
-	c.fs.Var(&f.seeds, "seed", "a `domain or URL` to crawl (repeatable)")
-	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, # comments (re-read on SIGHUP)")
+// register adds the network flags to c.
+func (f *netFlags) register(c *cli) {
 	c.fs.StringVar(&f.dnsServer, "dns-server", "", "DNS server `host:port` for every lookup (default: the system resolver)")
 	c.fs.StringVar(&f.caFile, "ca-file", "", "PEM `file` of extra trusted CA certificates (enterprise or test CAs)")
 	c.fs.BoolVar(&f.allowPrivate, "allow-private", false, "allow crawling loopback and private addresses (enterprise; off for the public web)")
 	c.fs.Var(&f.allowCIDR, "allow-cidr", "allow crawling this `CIDR` even if private (repeatable)")
 	c.fs.StringVar(&f.headersFile, "headers", "", "JSON `file` of per-host request headers: {\"hosts\": {\"*.corp.example\": {\"Authorization\": \"Bearer ...\"}}}")
 	c.fs.Var(&f.portMap, "port-map", "dial `FROM=TO` port instead (e.g. 443=8443; for test webs and port forwarding; repeatable)")
+	c.fs.DurationVar(&f.timeout, "fetch-timeout", 15*time.Second, "timeout of one HTTP request")
+}
+
+// crawlFlags are the crawler and seed flags shared by serve and crawl.
+type crawlFlags struct {
+	netFlags
+	seeds       stringList
+	seedsFile   string
+	includeHost stringList
+	excludeHost stringList
+	concurrency int
+	maxDepth    int
+	noEnrich    bool
+}
+
+// register adds the crawl flags to c.
+func (f *crawlFlags) register(c *cli) {
+	f.netFlags.register(c)
+	c.fs.Var(&f.seeds, "seed", "a `domain or URL` to crawl (repeatable)")
+	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, # comments (re-read on SIGHUP)")
 	c.fs.Var(&f.includeHost, "include-host", "only fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.Var(&f.excludeHost, "exclude-host", "never fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.IntVar(&f.concurrency, "crawl-concurrency", 16, "requests in flight across all crawls")
 	c.fs.IntVar(&f.maxDepth, "max-depth", 4, "how deep nested catalogs and collections are followed")
-	c.fs.DurationVar(&f.timeout, "fetch-timeout", 15*time.Second, "timeout of one HTTP request")
 	c.fs.BoolVar(&f.noEnrich, "no-enrich", false, "do not fetch the artifacts (A2A cards, MCP server.json) entries point to")
 }
 

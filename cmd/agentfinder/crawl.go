@@ -123,17 +123,21 @@ func crawlerUserAgent() string {
 // crawlerConfig turns the shared crawl flags into a crawler.Config (reading
 // the --headers file).
 func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
+	cfg, err := f.netFlags.crawlerConfig()
+	cfg.IncludeHosts, cfg.ExcludeHosts = f.includeHost, f.excludeHost
+	cfg.Concurrency, cfg.MaxDepth, cfg.DisableEnrichment = f.concurrency, f.maxDepth, f.noEnrich
+	return cfg, err
+}
+
+// crawlerConfig turns the network flags into a crawler.Config (reading the
+// --headers file).
+func (f *netFlags) crawlerConfig() (crawler.Config, error) {
 	cfg := crawler.Config{
-		UserAgent:         crawlerUserAgent(),
-		DNSServer:         f.dnsServer,
-		CAFile:            f.caFile,
-		AllowPrivate:      f.allowPrivate,
-		IncludeHosts:      f.includeHost,
-		ExcludeHosts:      f.excludeHost,
-		Concurrency:       f.concurrency,
-		MaxDepth:          f.maxDepth,
-		Timeout:           f.timeout,
-		DisableEnrichment: f.noEnrich,
+		UserAgent:    crawlerUserAgent(),
+		DNSServer:    f.dnsServer,
+		CAFile:       f.caFile,
+		AllowPrivate: f.allowPrivate,
+		Timeout:      f.timeout,
 	}
 	var err error
 	if cfg.AllowCIDRs, err = parseCIDRs("allow-cidr", f.allowCIDR); err != nil {

@@ -4,23 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
+	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// Limits for 'agentfinder validate URL'.
-const (
-	validateTimeout = 10 * time.Second
-	validateMaxBody = 4 << 20
-)
+// validateMaxBody is the largest manifest 'agentfinder validate' reads.
+const validateMaxBody = 4 << 20
 
 // validateReport is the --json output of 'agentfinder validate'.
 type validateReport struct {
@@ -29,31 +25,30 @@ type validateReport struct {
 	Problems []normalize.Problem `json:"problems"`
 }
 
-// runValidate implements 'agentfinder validate [--json] [--origin URL]
-// PATH|URL': it checks one ai-catalog.json document and exits 0 when it has
-// no errors (warnings allowed), 1 when it has errors (a document that is not
-// JSON included), 2 when it could not be read or the usage is wrong.
+// runValidate implements 'agentfinder validate [flags] PATH|URL': it checks
+// one ai-catalog.json document and exits 0 when it has no errors (warnings
+// allowed), 1 when it has errors (a document that is not JSON included), 2
+// when it could not be read or the usage is wrong. A URL is fetched with
+// the network flags crawl takes (--dns-server, --ca-file, --port-map,
+// --allow-private, ...), so what crawl can reach, validate can check.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
-	origin := fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: agentfinder validate [--json] [--origin URL] PATH|URL\n\n"+
-			"Checks an ai-catalog.json manifest. Exit status: 0 valid (warnings allowed),\n"+
-			"1 errors found, 2 the file or URL could not be read or usage is wrong.\n\nFlags:\n")
-		fs.PrintDefaults()
+	return validateMain(ctx, args, nil, stdout, stderr)
+}
+
+func validateMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
+	c := newCLI("validate", "[flags] PATH|URL\n\nChecks an ai-catalog.json manifest. Exit status: 0 valid (warnings allowed),\n"+
+		"1 errors found, 2 the file or URL could not be read or usage is wrong.", stderr)
+	asJSON := c.fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
+	origin := c.fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
+	var nf netFlags
+	nf.register(c)
+	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+		return code
 	}
-	positional, err := parseInterspersed(fs, args) // flags may follow the path
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
+	positional := c.args
 	if len(positional) != 1 {
 		fmt.Fprintln(stderr, "agentfinder validate: want exactly one PATH or URL")
-		fs.Usage()
+		c.usage(stderr)
 		return 2
 	}
 	target := positional[0]
@@ -65,9 +60,10 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 
 	var body []byte
+	var err error
 	if isHTTPURL(target) {
 		var final string
-		body, final, err = fetchManifest(ctx, target)
+		body, final, err = fetchManifest(ctx, nf, target)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
 			return 2
@@ -166,10 +162,21 @@ func readManifestFile(path string) ([]byte, error) {
 	return body, nil
 }
 
-// fetchManifest GETs a manifest with a timeout and a size limit, and returns
-// its body and the URL it was finally served from (after redirects).
-func fetchManifest(ctx context.Context, u string) (body []byte, final string, err error) {
-	client := &http.Client{Timeout: validateTimeout}
+// fetchManifest GETs a manifest through the network settings of nf (the
+// crawler's transport: DNS, port map, CAs, private-address guard) with a
+// size limit, and returns its body and the URL it was finally served from
+// (after redirects).
+func fetchManifest(ctx context.Context, nf netFlags, u string) (body []byte, final string, err error) {
+	cfg, err := nf.crawlerConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	cr, err := crawler.New(cfg, nil, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	defer cr.Close()
+	client := cr.HTTPClient()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("fetch %s: %w", u, err)
@@ -178,6 +185,9 @@ func fetchManifest(ctx context.Context, u string) (body []byte, final string, er
 	req.Header.Set("User-Agent", "agentfinder-validate/"+version)
 	resp, err := client.Do(req)
 	if err != nil {
+		if !nf.allowPrivate && errors.Is(err, crawler.ErrSSRFBlocked) {
+			return nil, "", fmt.Errorf("fetch %s: %w (add --allow-private to fetch from loopback or private addresses)", u, err)
+		}
 		return nil, "", fmt.Errorf("fetch %s: %w", u, err)
 	}
 	defer resp.Body.Close()

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/fixtures"
 )
 
 const (
@@ -118,8 +121,16 @@ func TestValidateURL(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
+	noEnv := func(string) (string, bool) { return "", false }
 	var out, errOut bytes.Buffer
-	code := runValidate(t.Context(), []string{"--json", srv.URL + "/redirect"}, &out, &errOut)
+	// Loopback is refused without --allow-private, as in crawl, and the
+	// message says which flag opens it.
+	if code := validateMain(t.Context(), []string{srv.URL + "/redirect"}, noEnv, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "--allow-private") {
+		t.Errorf("loopback without --allow-private: exit %d, stderr %q", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code := validateMain(t.Context(), []string{"--json", "--allow-private", srv.URL + "/redirect"}, noEnv, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit = %d\n%s%s", code, out.String(), errOut.String())
 	}
@@ -131,7 +142,7 @@ func TestValidateURL(t *testing.T) {
 	for _, path := range []string{"/missing", "/huge"} {
 		out.Reset()
 		errOut.Reset()
-		if code := runValidate(t.Context(), []string{srv.URL + path}, &out, &errOut); code != 2 {
+		if code := validateMain(t.Context(), []string{"--allow-private", srv.URL + path}, noEnv, &out, &errOut); code != 2 {
 			t.Errorf("%s: exit = %d, want 2 (%s)", path, code, errOut.String())
 		}
 	}
@@ -139,7 +150,32 @@ func TestValidateURL(t *testing.T) {
 		t.Errorf("huge: stderr %q", errOut.String())
 	}
 	srv.Close()
-	if code := runValidate(t.Context(), []string{srv.URL + "/.well-known/ai-catalog.json"}, &out, &errOut); code != 2 {
+	if code := validateMain(t.Context(), []string{"--allow-private", srv.URL + "/.well-known/ai-catalog.json"}, noEnv, &out, &errOut); code != 2 {
 		t.Errorf("closed server: exit = %d, want 2", code)
+	}
+}
+
+// TestValidateFixtureWeb validates a catalog of the fixture web with the
+// network flags crawl takes, given through the environment as the demo's
+// env file gives them.
+func TestValidateFixtureWeb(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	env := map[string]string{
+		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
+		"AGENTFINDER_CA_FILE":       web.CAFile,
+		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
+		"AGENTFINDER_ALLOW_PRIVATE": "true",
+	}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var out, errOut bytes.Buffer
+	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostAcme + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), ": valid: ") {
+		t.Errorf("report: %s", out.String())
 	}
 }
