@@ -2,8 +2,11 @@
 # run.sh is `make run`: the whole of Agent Finder on this machine, with a demo web.
 # It starts the fixture web (HTTPS, HTTP and DNS on loopback), then `agentfinder serve`
 # on 127.0.0.1:8080 seeded with the fixture seeds and a managed Meilisearch under ./data
-# (or the one MEILI_URL names), waits until it answers, and prints commands to try.
-# Ctrl-C stops everything it started. Needs only bash and node (no curl, jq or python).
+# (or the one MEILI_URL names), waits until it answers, writes <data>/demo.env (the
+# settings that reach the demo: a shell can source it for agentfinder crawl, validate,
+# search and the admin calls), and prints commands to try. Ctrl-C or SIGTERM stops
+# everything it started, and a watchdog stops it too if this script is killed outright.
+# Needs only bash and node (no curl, jq or python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/fixtures-lib.sh
@@ -28,6 +31,7 @@ DETACH=()
 if command -v setsid >/dev/null 2>&1; then DETACH=(setsid); fi
 FIX_PID=""
 SERVE_PID=""
+ENV_FILE="$DATA/demo.env"
 cleanup() {
 	trap - EXIT INT TERM
 	if [[ -n "$SERVE_PID" ]] && kill -0 "$SERVE_PID" 2>/dev/null; then
@@ -38,16 +42,26 @@ cleanup() {
 		kill -TERM "$FIX_PID" 2>/dev/null || true
 		wait "$FIX_PID" 2>/dev/null || true
 	fi
+	rm -f "$ENV_FILE"
 	echo "run: stopped (log: ${LOG:-none})" >&2
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# Ctrl-C and SIGTERM are the normal way to stop the demo: a clean stop exits 0.
+trap 'exit 0' INT TERM
+
+# watchdog PID... stops the given processes once this script is gone, however it
+# ended (even SIGKILL, which runs no trap). It runs in its own session.
+watchdog() {
+	"${DETACH[@]}" bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; shift; kill -TERM "$@" 2>/dev/null' \
+		watchdog $$ "$@" </dev/null >/dev/null 2>&1 &
+}
 
 # 1. The fixture web. Its first stdout line is JSON: flags and seeds for a crawler.
 FIX_OUT="$DATA/fixtures.out"
 : >"$FIX_OUT"
 "${DETACH[@]}" "$BIN" fixtures --json >"$FIX_OUT" 2>"$DATA/fixtures.log" &
 FIX_PID=$!
+watchdog "$FIX_PID"
 wait_fixtures "$FIX_PID" "$FIX_OUT" "$DATA/fixtures.log" run
 mapfile -d '' SERVE_ARGS < <(fixture_args "$FIX_OUT")
 
@@ -58,6 +72,7 @@ LOG="$DATA/serve.log"
 echo "run: starting agentfinder serve on $ADDR (log: $LOG)" >&2
 "${DETACH[@]}" "$BIN" serve --addr "$ADDR" --data-dir "$DATA" "${MODEL_ARGS[@]}" "${SERVE_ARGS[@]}" >>"$LOG" 2>&1 &
 SERVE_PID=$!
+watchdog "$SERVE_PID"
 
 # 3. Wait until it answers /readyz.
 ready() {
@@ -78,6 +93,26 @@ node -e '
 	r.on("error", () => process.exit(1)); r.end();
 ' "http://$ADDR/admin/crawl" "$AGENTFINDER_ADMIN_TOKEN" || echo "run: could not trigger the crawl (POST /admin/crawl)" >&2
 
+# The settings that reach this demo, for a shell to source.
+node -e '
+	const info = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]);
+	const q = s => "\x27" + String(s).replace(/\x27/g, "\x27\\\x27\x27") + "\x27";
+	const env = {
+		AGENTFINDER_SERVER: "http://" + process.argv[2],
+		AGENTFINDER_ADMIN_TOKEN: process.argv[3],
+		AGENTFINDER_DNS_SERVER: info.dnsServer,
+		AGENTFINDER_CA_FILE: info.caFile,
+		AGENTFINDER_PORT_MAP: "443=" + info.httpsPort + ",80=" + info.httpPort,
+		AGENTFINDER_ALLOW_PRIVATE: "true",
+		AGENTFINDER_DATA_DIR: process.argv[4],
+	};
+	let out = "# Written by make run: the settings that reach its demo (gone when it stops).\n" +
+		"# Source it in a shell: . " + process.argv[5] + "\n" +
+		"# Then agentfinder crawl, validate, search and the admin calls reach the demo web and server.\n";
+	for (const [k, v] of Object.entries(env)) out += "export " + k + "=" + q(v) + "\n";
+	require("fs").writeFileSync(process.argv[5], out, {mode: 0o600});
+' "$FIX_OUT" "$ADDR" "$AGENTFINDER_ADMIN_TOKEN" "$(cd "$DATA" && pwd)" "$ENV_FILE"
+
 cat <<EOF
 
   Agent Finder is running on http://$ADDR/ and crawling the fixture web (a few seconds; its
@@ -85,6 +120,8 @@ cat <<EOF
     log:          tail -f $LOG
     data:         $DATA (Meilisearch, scheduler state)
     admin token:  $AGENTFINDER_ADMIN_TOKEN
+    demo env:     . $ENV_FILE   (the demo web's DNS server, CA file and port map, the admin
+                  token and the server URL, for agentfinder crawl, validate and search)
 
   Try:
     curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
@@ -102,7 +139,12 @@ cat <<EOF
     $BIN search --server http://$ADDR --publisher acme.test --federation none expense report
     $BIN search --server http://$ADDR --json book a flight
 
-  Ctrl-C stops serve, Meilisearch and the fixture web.
+    . $ENV_FILE
+    $BIN crawl --seed acme.test
+    $BIN validate https://acme.test/.well-known/ai-catalog.json
+    curl -s \$AGENTFINDER_SERVER/admin/status -H "Authorization: Bearer \$AGENTFINDER_ADMIN_TOKEN"
+
+  Ctrl-C (or SIGTERM) stops serve, Meilisearch and the fixture web.
 
 EOF
 wait "$SERVE_PID"
