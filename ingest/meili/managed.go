@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ManagedConfig says how to start a managed Meilisearch.
@@ -33,10 +35,30 @@ type ManagedConfig struct {
 	Logger *slog.Logger
 	// StartTimeout bounds the wait for /health. Default 60s.
 	StartTimeout time.Duration
+	// MaxRestarts is how many restarts in a row may fail, or die within
+	// StableAfter, before the supervisor gives up and Health reports the
+	// process beyond recovery. 0 means 5; negative means never restart.
+	MaxRestarts int
+	// RestartBackoff is the wait before the first restart after an
+	// unexpected exit, doubled per attempt up to 30s. 0 means 1s.
+	RestartBackoff time.Duration
+	// StableAfter is how long a process must run for its death to count as
+	// a new failure rather than another in a row. 0 means 1m.
+	StableAfter time.Duration
+	// Metrics, when set, receives agentfinder_meili_managed_up,
+	// _exits_total and _restarts_total; StartManaged fails if the names are
+	// taken.
+	Metrics prometheus.Registerer
 }
 
-// Managed is a Meilisearch child process on a loopback port. Stop it with
-// Stop; it is not stopped when the context given to StartManaged ends.
+// maxRestartBackoff caps the doubling of ManagedConfig.RestartBackoff.
+const maxRestartBackoff = 30 * time.Second
+
+// Managed is a supervised Meilisearch child process on a loopback port:
+// when it exits unexpectedly, the exit is logged and the process restarted
+// on the same address, key and data, with backoff, until MaxRestarts
+// attempts in a row have failed. Stop it with Stop; it is not stopped when
+// the context given to StartManaged ends.
 type Managed struct {
 	// URL is the server's base URL (http://127.0.0.1:PORT).
 	URL string
@@ -45,13 +67,33 @@ type Managed struct {
 	// Bin is the binary that was started.
 	Bin string
 
-	cfg  ManagedConfig
-	addr string
+	cfg     ManagedConfig
+	addr    string
+	metrics *managedMetrics // nil: none
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	exit chan struct{}
-	log  *os.File
+	mu       sync.Mutex
+	proc     *process           // the running child; nil when none runs
+	cancel   context.CancelFunc // ends the current supervision
+	superved chan struct{}      // closed when the current supervisor returns
+	state    string             // stateRunning, ...
+	restarts int                // successful restarts since StartManaged
+	note     string             // what happened last, for Health
+}
+
+// Supervision states, as Health reports them.
+const (
+	stateRunning    = "running"
+	stateRestarting = "restarting"
+	stateFailed     = "failed"
+	stateStopped    = "stopped"
+)
+
+// process is one run of the binary.
+type process struct {
+	cmd     *exec.Cmd
+	started time.Time
+	exit    chan struct{} // closed once the process has been waited for
+	err     error         // Wait's result, set before exit closes
 }
 
 // keyFile is the master key's file name inside the data directory.
@@ -59,7 +101,8 @@ const keyFile = "master.key"
 
 // StartManaged starts Meilisearch with its data under cfg.DataDir, on a free
 // loopback port, with a master key generated on first start and reused after.
-// It returns once /health answers. The error names every binary it tried.
+// It returns once /health answers, with the process supervised. The error
+// names every binary it tried.
 func StartManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(".", "data", "meili")
@@ -69,6 +112,15 @@ func StartManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 60 * time.Second
+	}
+	if cfg.MaxRestarts == 0 {
+		cfg.MaxRestarts = 5
+	}
+	if cfg.RestartBackoff <= 0 {
+		cfg.RestartBackoff = time.Second
+	}
+	if cfg.StableAfter <= 0 {
+		cfg.StableAfter = time.Minute
 	}
 	bin, err := findBinary(cfg.Bin)
 	if err != nil {
@@ -86,7 +138,10 @@ func StartManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 		return nil, fmt.Errorf("managed meilisearch: free port: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	m := &Managed{URL: "http://" + addr, APIKey: key, Bin: bin, cfg: cfg, addr: addr}
+	m := &Managed{URL: "http://" + addr, APIKey: key, Bin: bin, cfg: cfg, addr: addr, state: stateStopped}
+	if m.metrics, err = newManagedMetrics(cfg.Metrics); err != nil {
+		return nil, err
+	}
 	if err := m.start(ctx); err != nil {
 		return nil, err
 	}
@@ -165,12 +220,13 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// start runs the process on m.addr and waits until it is healthy.
-func (m *Managed) start(ctx context.Context) error {
+// spawn starts the binary on m.addr; a goroutine waits for it and closes
+// its log file.
+func (m *Managed) spawn() (*process, error) {
 	dir := m.cfg.DataDir
 	logf, err := os.OpenFile(filepath.Join(dir, "meilisearch.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("managed meilisearch: log file: %w", err)
+		return nil, fmt.Errorf("managed meilisearch: log file: %w", err)
 	}
 	cmd := exec.Command(m.Bin,
 		"--http-addr", m.addr,
@@ -188,18 +244,25 @@ func (m *Managed) start(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return fmt.Errorf("managed meilisearch: start %s: %w", m.Bin, err)
+		return nil, fmt.Errorf("managed meilisearch: start %s: %w", m.Bin, err)
 	}
-	exit := make(chan struct{})
+	p := &process{cmd: cmd, started: time.Now(), exit: make(chan struct{})}
 	go func() {
-		_ = cmd.Wait()
-		close(exit)
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.exit)
 	}()
-	m.mu.Lock()
-	m.cmd, m.exit, m.log = cmd, exit, logf
-	m.mu.Unlock()
 	m.cfg.Logger.Info("meilisearch starting", "bin", m.Bin, "url", m.URL, "pid", cmd.Process.Pid, "data", dir)
+	return p, nil
+}
 
+// launch spawns the process and waits until it is healthy; on failure the
+// process is gone when it returns.
+func (m *Managed) launch(ctx context.Context) (*process, error) {
+	p, err := m.spawn()
+	if err != nil {
+		return nil, err
+	}
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.NewTimer(m.cfg.StartTimeout)
 	defer deadline.Stop()
@@ -208,21 +271,37 @@ func (m *Managed) start(ctx context.Context) error {
 	for {
 		if healthy(ctx, hc, m.URL) {
 			m.cfg.Logger.Info("meilisearch healthy", "url", m.URL)
-			return nil
+			return p, nil
 		}
 		select {
-		case <-exit:
-			m.closeLog()
-			return fmt.Errorf("managed meilisearch: %s exited during start: %s", m.Bin, m.logTail())
+		case <-p.exit:
+			return nil, fmt.Errorf("managed meilisearch: %s exited during start: %s", m.Bin, m.logTail())
 		case <-deadline.C:
-			_ = m.Stop()
-			return fmt.Errorf("managed meilisearch: %s not healthy at %s after %s: %s", m.Bin, m.URL, m.cfg.StartTimeout, m.logTail())
+			p.halt(true)
+			return nil, fmt.Errorf("managed meilisearch: %s not healthy at %s after %s: %s", m.Bin, m.URL, m.cfg.StartTimeout, m.logTail())
 		case <-ctx.Done():
-			_ = m.Stop()
-			return fmt.Errorf("managed meilisearch: start: %w", ctx.Err())
+			p.halt(true)
+			return nil, fmt.Errorf("managed meilisearch: start: %w", ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// start launches the process and supervises it.
+func (m *Managed) start(ctx context.Context) error {
+	p, err := m.launch(ctx)
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	m.mu.Lock()
+	m.proc, m.cancel, m.superved = p, cancel, done
+	m.state = stateRunning
+	m.mu.Unlock()
+	m.metrics.setUp(true)
+	go m.supervise(sctx, p, done)
+	return nil
 }
 
 func healthy(ctx context.Context, hc *http.Client, base string) bool {
@@ -255,72 +334,72 @@ func (m *Managed) logTail() string {
 	return string(b)
 }
 
-func (m *Managed) closeLog() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.log != nil {
-		m.log.Close()
-		m.log = nil
+// halt ends the process, with SIGKILL when kill is set, else SIGTERM and
+// SIGKILL after 10 seconds, and waits for it.
+func (p *process) halt(kill bool) {
+	if kill {
+		_ = p.cmd.Process.Kill()
+		<-p.exit
+		return
 	}
-}
-
-// take detaches the running process, if any, so exactly one caller stops it.
-func (m *Managed) take() (*exec.Cmd, chan struct{}) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cmd, exit := m.cmd, m.exit
-	m.cmd = nil
-	return cmd, exit
-}
-
-// Stop stops the process: SIGTERM, then SIGKILL after 10 seconds. It is
-// safe to call more than once.
-func (m *Managed) Stop() error {
-	cmd, exit := m.take()
-	if cmd == nil {
-		return nil
-	}
-	defer m.closeLog()
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exit:
+	case <-p.exit:
 	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exit
-		m.cfg.Logger.Warn("meilisearch killed after SIGTERM timeout", "pid", cmd.Process.Pid)
+		_ = p.cmd.Process.Kill()
+		<-p.exit
 	}
-	m.cfg.Logger.Info("meilisearch stopped", "pid", cmd.Process.Pid)
+}
+
+// stop ends supervision and the process, and waits for both.
+func (m *Managed) stop(kill bool) {
+	m.mu.Lock()
+	p, cancel, done := m.proc, m.cancel, m.superved
+	m.proc, m.cancel, m.superved = nil, nil, nil
+	m.state, m.note = stateStopped, ""
+	m.mu.Unlock()
+	m.metrics.setUp(false)
+	if cancel != nil {
+		cancel()
+	}
+	if p != nil {
+		p.halt(kill)
+		m.cfg.Logger.Info("meilisearch stopped", "pid", p.cmd.Process.Pid, "kill", kill)
+	}
+	if done != nil {
+		<-done
+	}
+}
+
+// Stop stops supervision and the process: SIGTERM, then SIGKILL after 10
+// seconds. It is safe to call more than once.
+func (m *Managed) Stop() error {
+	m.stop(false)
 	return nil
 }
 
-// Kill stops the process abruptly with SIGKILL, as a crash would.
+// Kill stops supervision and kills the process with SIGKILL, as a crash
+// would (tests use it to take Meilisearch away and Start to bring it back).
 func (m *Managed) Kill() error {
-	cmd, exit := m.take()
-	if cmd == nil {
-		return nil
-	}
-	defer m.closeLog()
-	_ = cmd.Process.Kill()
-	<-exit
+	m.stop(true)
 	return nil
 }
 
 // Restart stops the process and starts it again on the same address, key
 // and data, so clients keep working once it is healthy.
 func (m *Managed) Restart(ctx context.Context) error {
-	if err := m.Stop(); err != nil {
-		return err
-	}
+	m.stop(false)
 	return m.start(ctx)
 }
 
 // Start starts a stopped process again on the same address, key and data.
 func (m *Managed) Start(ctx context.Context) error {
 	m.mu.Lock()
-	running := m.cmd != nil
+	running := m.state == stateRunning || m.state == stateRestarting
 	m.mu.Unlock()
 	if running {
 		return nil
 	}
+	m.stop(true) // what a supervisor that gave up left behind
 	return m.start(ctx)
 }

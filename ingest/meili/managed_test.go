@@ -1,13 +1,17 @@
 package meili
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // meiliBin returns the Meilisearch binary .ci/with-meilisearch.sh exports,
@@ -97,5 +101,123 @@ func TestManagedStartRestartStop(t *testing.T) {
 	}
 	if _, err := New(m2.URL, m2.APIKey).GetIndexWithContext(t.Context(), "kept"); err != nil {
 		t.Fatalf("index lost across a new start: %v", err)
+	}
+}
+
+// lockedBuffer is a log sink the supervisor and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitHealth polls m.Health until cond holds (at most 60 s).
+func waitHealth(t *testing.T, m *Managed, what string, cond func(state string, live bool) bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		state, live := m.Health()
+		if cond(state, live) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %q (live %v) after 60s", what, state, live)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestManagedSupervision kills the real Meilisearch with SIGKILL: the
+// supervisor logs the exit and restarts it on the same address and data.
+// Then, with the binary gone, restarts fail until the supervisor gives up
+// and Health says the process cannot recover on its own.
+func TestManagedSupervision(t *testing.T) {
+	bin := meiliBin(t)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "meilisearch")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	reg := prometheus.NewRegistry()
+	m, err := StartManaged(t.Context(), ManagedConfig{Bin: link, DataDir: filepath.Join(dir, "meili"),
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), RestartBackoff: 50 * time.Millisecond, MaxRestarts: 2, Metrics: reg})
+	if err != nil {
+		t.Fatalf("StartManaged: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	metric := func(name string) float64 {
+		t.Helper()
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() == name {
+				m := f.GetMetric()[0]
+				return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no metric %s", name)
+		return 0
+	}
+	c := New(m.URL, m.APIKey)
+	task, err := c.CreateIndexWithContext(t.Context(), &meilisearch.IndexConfig{Uid: "kept", PrimaryKey: "id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitForTaskWithContext(t.Context(), task.TaskUID, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+
+	first := m.PID()
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(t, m, "restart after SIGKILL", func(state string, live bool) bool {
+		return strings.HasPrefix(state, "running: restarted 1 times") && live
+	})
+	if pid := m.PID(); pid == first || pid == 0 {
+		t.Fatalf("PID after the restart = %d (was %d)", pid, first)
+	}
+	if _, err := c.GetIndexWithContext(t.Context(), "kept"); err != nil {
+		t.Fatalf("index lost across the supervised restart: %v", err)
+	}
+	if !strings.Contains(logs.String(), "managed meilisearch exited") || !strings.Contains(logs.String(), "signal: killed") {
+		t.Errorf("the exit was not logged:\n%s", logs.String())
+	}
+	if up, exits, restarts := metric("agentfinder_meili_managed_up"), metric("agentfinder_meili_managed_exits_total"), metric("agentfinder_meili_managed_restarts_total"); up != 1 || exits != 1 || restarts != 1 {
+		t.Errorf("up %v, exits %v, restarts %v; want 1, 1, 1", up, exits, restarts)
+	}
+
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(m.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth(t, m, "giving up without a binary", func(state string, live bool) bool { return !live })
+	if state, _ := m.Health(); !strings.HasPrefix(state, "failed: gave up after 2 failed restarts") {
+		t.Errorf("state = %q", state)
+	}
+	if up := metric("agentfinder_meili_managed_up"); up != 0 {
+		t.Errorf("up = %v after giving up", up)
+	}
+	if err := m.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if state, live := m.Health(); state != "stopped" || !live {
+		t.Errorf("after Stop: %q live %v", state, live)
 	}
 }
