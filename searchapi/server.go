@@ -45,6 +45,14 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// Supervisor reports on a child process the service keeps alive (the
+// managed Meilisearch; ingest/meili.Managed satisfies it).
+type Supervisor interface {
+	// Health returns a one-line state and false once the child is beyond
+	// recovery (its restarts ran out): only restarting the service helps.
+	Health() (state string, live bool)
+}
+
 // Config configures a Server. Zero values are usable except Meili and Index.
 type Config struct {
 	// Index is the Meilisearch index uid holding normalize.Documents.
@@ -94,6 +102,10 @@ type Config struct {
 	ReadyDetails map[string]string
 	// Version is reported by /healthz.
 	Version string
+	// Supervisor, when set, is shown by /readyz (details.managedMeilisearch)
+	// and fails /healthz with 503 once it cannot recover on its own, so an
+	// orchestrator restarts the service.
+	Supervisor Supervisor
 	// Metrics, when set, receives the server's Prometheus instruments
 	// (agentfinder_http_*, agentfinder_search_results,
 	// agentfinder_federation_upstream_outcomes_total,
@@ -363,7 +375,14 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Version != "" {
 		body["version"] = s.cfg.Version
 	}
-	writeJSON(w, http.StatusOK, body)
+	status := http.StatusOK
+	if s.cfg.Supervisor != nil {
+		if state, live := s.cfg.Supervisor.Health(); !live {
+			body["status"], body["managedMeilisearch"] = "failed", state
+			status = http.StatusServiceUnavailable
+		}
+	}
+	writeJSON(w, status, body)
 }
 
 // readyResponse is the body of /readyz.
@@ -379,6 +398,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	resp := readyResponse{Status: "ready", Meilisearch: "available", Details: maps.Clone(s.details)}
 	s.mu.Unlock()
+	if s.cfg.Supervisor != nil {
+		resp.Details["managedMeilisearch"], _ = s.cfg.Supervisor.Health()
+	}
 	status := http.StatusOK
 	if h, err := s.cfg.Meili.HealthWithContext(ctx); err != nil || h == nil || h.Status != "available" {
 		resp.Status, resp.Meilisearch, status = "unavailable", "unreachable", http.StatusServiceUnavailable

@@ -305,15 +305,16 @@ func (f *crawlFlags) register(c *cli) {
 }
 
 // meiliServer returns the Meilisearch to use: the external one at url (with
-// key) when url is set, else a managed child process with its data under
-// dataDir/meili, recorded in lock (the caller's hold on dataDir) for other
-// processes to reuse. managed is nil for an external server; the caller
-// stops it.
-func meiliServer(ctx context.Context, url, key, bin, dataDir string, lock *dataDirLock, log *slog.Logger) (_, _ string, managed *meili.Managed, err error) {
+// key) when url is set, else a managed child process started with mc (its
+// DataDir under dataDir/meili, its Logger log), recorded in lock (the
+// caller's hold on dataDir) for other processes to reuse. managed is nil for
+// an external server; the caller stops it.
+func meiliServer(ctx context.Context, url, key, dataDir string, mc meili.ManagedConfig, lock *dataDirLock, log *slog.Logger) (_, _ string, managed *meili.Managed, err error) {
 	if url != "" {
 		return url, key, nil, nil
 	}
-	m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: bin, DataDir: filepath.Join(dataDir, "meili"), Logger: log})
+	mc.DataDir, mc.Logger = filepath.Join(dataDir, "meili"), log
+	m, err := meili.StartManaged(ctx, mc)
 	if err != nil {
 		return "", "", nil, fmt.Errorf("start managed meilisearch (set MEILI_URL to use an external one): %w", err)
 	}

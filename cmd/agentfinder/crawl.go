@@ -273,7 +273,7 @@ func openIndexSink(ctx context.Context, o indexOptions, logger *slog.Logger) (cr
 		default:
 			s.lock = lock
 			var managed *meili.Managed
-			if url, key, managed, err = meiliServer(ctx, "", "", o.meiliBin, o.dataDir, lock, logger); err != nil {
+			if url, key, managed, err = meiliServer(ctx, "", "", o.dataDir, meili.ManagedConfig{Bin: o.meiliBin}, lock, logger); err != nil {
 				lock.release()
 				return nil, fmt.Errorf("%w (or use --no-index)", err)
 			}

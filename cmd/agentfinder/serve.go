@@ -64,6 +64,7 @@ type serveOptions struct {
 	dataDir                       string
 	logFormat, logLevel           string
 	meiliURL, meiliKey, meiliBin  string
+	meiliRestarts                 int
 	index                         string
 	upstreams                     stringList
 	upstreamsFile                 string
@@ -111,6 +112,7 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.StringVar(&o.meiliKey, "meili-api-key", "", "API `key` of the external Meilisearch (prefer the environment variable)")
 	c.setEnv("meili-api-key", "MEILI_API_KEY")
 	fs.StringVar(&o.meiliBin, "meili-bin", "", "Meilisearch `binary` for the managed instance (default ./.bin/meilisearch, then PATH)")
+	fs.IntVar(&o.meiliRestarts, "meili-restarts", 5, "failed restarts in a row of the managed Meilisearch before serve gives up and /healthz fails (negative: never restart)")
 	fs.StringVar(&o.index, "index", "agents", "Meilisearch index `name`")
 	fs.Var(&o.upstreams, "upstream", "upstream registry `URL` to federate to (repeatable)")
 	fs.StringVar(&o.upstreamsFile, "upstreams-file", "", "`file` of upstream registry URLs, one per line, # comments")
@@ -232,7 +234,8 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 
 	// Meilisearch: external, or a managed child process.
 	var m *meili.Managed
-	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.meiliBin, o.dataDir, lock, log)
+	mc := meili.ManagedConfig{Bin: o.meiliBin, MaxRestarts: o.meiliRestarts, Metrics: s.metrics}
+	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.dataDir, mc, lock, log)
 	if err != nil {
 		return err
 	}
@@ -827,6 +830,9 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 	}
 	if !s.opts.crawl {
 		cfg.ReadyDetails["crawl"] = "off in this replica"
+	}
+	if s.managed != nil {
+		cfg.Supervisor = s.managed
 	}
 	return searchapi.New(cfg, s.log)
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -564,7 +565,12 @@ func TestServeManagedMeilisearch(t *testing.T) {
 		t.Skip("AGENTFINDER_MEILI_BIN not set")
 	}
 	dataDir := t.TempDir()
-	env := map[string]string{"AGENTFINDER_MEILI_BIN": bin}
+	// A link to the binary, removed later to make restarts fail.
+	link := filepath.Join(t.TempDir(), "meilisearch")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
 	ready := make(chan *server, 1)
 	hooks := serveHooks{
 		getenv:    func(k string) (string, bool) { v, ok := env[k]; return v, ok },
@@ -575,7 +581,8 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	defer cancel()
 	logs := &syncBuffer{}
 	done := make(chan int, 1)
-	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--model-dir", filepath.Join(dataDir, "no-model"), "--no-crawl", "--meili-bin", bin}
+	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--model-dir", filepath.Join(dataDir, "no-model"), "--no-crawl",
+		"--meili-bin", link, "--meili-restarts", "2"}
 	go func() { done <- serveMain(ctx, args, hooks, io.Discard, logs) }()
 	var s *server
 	select {
@@ -632,6 +639,7 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	if url, key, err := reuseHolderMeili(t.Context(), busy); err != nil || url != s.meiliURL || key != s.meiliKey {
 		t.Errorf("reuse the running Meilisearch: %q, %v; want %s and its key", url, err, s.meiliURL)
 	}
+	superviseManaged(t, s, link)
 	meiliURL := s.meiliURL
 	cancel()
 	select {
@@ -746,4 +754,91 @@ func TestServeFederation(t *testing.T) {
 	if len(resp.Referrals) == 0 {
 		t.Fatalf("referrals mode offered no registry")
 	}
+}
+
+// superviseManaged kills serve's managed Meilisearch with SIGKILL: /readyz
+// shows the outage while /healthz stays up, then Meilisearch is back and an
+// agent indexed before is found again. With the binary (link) gone, the
+// restarts fail until serve gives up and /healthz fails.
+func superviseManaged(t *testing.T, s *server, link string) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	get := func(path string) (int, map[string]any) {
+		t.Helper()
+		resp, err := client.Get("http://" + s.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, body
+	}
+	managedState := func(readyz map[string]any) string {
+		d, _ := readyz["details"].(map[string]any)
+		st, _ := d["managedMeilisearch"].(string)
+		return st
+	}
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 60s", what)
+			}
+		}
+	}
+	found := func() bool {
+		t.Helper()
+		body := strings.NewReader(`{"query":{"text":"quoll lighthouse keeper","federation":"none"}}`)
+		resp, err := client.Post("http://"+s.addr+"/search", "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "urn:ai:quoll.test:agent:keeper")
+	}
+	rec := normalize.Record{Identifier: "urn:ai:quoll.test:agent:keeper", DisplayName: "Quoll Lighthouse Keeper",
+		Type: "application/a2a-agent-card+json", URL: "https://quoll.test/keeper.json", Description: "Keeps the lighthouse logs."}
+	if err := s.indexer.Put(t.Context(), normalize.CatalogResult{Catalog: "https://quoll.test/.well-known/ai-catalog.json",
+		Status: normalize.StatusOK, Records: []normalize.Record{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.indexer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !found() {
+		t.Fatal("the indexed agent is not found before the crash")
+	}
+
+	if err := syscall.Kill(s.managed.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	poll("/readyz to report the outage", func() bool {
+		code, body := get("/readyz")
+		return code == http.StatusServiceUnavailable && strings.HasPrefix(managedState(body), "restarting: exited (signal: killed)")
+	})
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz during a restart it can do itself: %d", code)
+	}
+	poll("/readyz to be ready again", func() bool {
+		code, body := get("/readyz")
+		return code == http.StatusOK && strings.HasPrefix(managedState(body), "running: restarted 1 times")
+	})
+	if !found() {
+		t.Fatal("the indexed agent is not found after the restart")
+	}
+	if v, _ := metricSum(t, s, "agentfinder_meili_managed_restarts_total", nil); v != 1 {
+		t.Errorf("agentfinder_meili_managed_restarts_total = %v, want 1", v)
+	}
+
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(s.managed.PID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	poll("/healthz to fail once restarts ran out", func() bool {
+		code, body := get("/healthz")
+		return code == http.StatusServiceUnavailable && body["status"] == "failed"
+	})
 }
