@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // entryKeys are the catalog entry members normalize reads; others go to
@@ -19,7 +21,7 @@ var entryKeys = map[string]bool{
 // entry validates one catalog entry at path and, when it has no error, adds
 // its record (and, for an inline catalog, its children's).
 func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []string, host *HostInfo) {
-	f, _ := objectMembers(raw)
+	f, _ := rawjson.Members(raw)
 	if f == nil {
 		p.problem(path, CodeInvalidType, SeverityError, "entry is a JSON %s, want an object", jsonKind(raw))
 		return
@@ -236,7 +238,7 @@ func (p *parser) nested(rec Record, path, dataKey string, depth int, chain []str
 		p.problem(path+"."+dataKey, CodeDepthExceeded, SeverityError, "inline catalog would be at nesting depth %d, deeper than the limit %d; its entries were dropped", depth+1, p.maxDepth)
 		return
 	}
-	top, _ := objectMembers(rec.Data)
+	top, _ := rawjson.Members(rec.Data)
 	if top == nil {
 		return // checked by entry: data is an object
 	}
@@ -274,11 +276,11 @@ func (p *parser) strings(f map[string]json.RawMessage, k, path string) []string 
 		return nil
 	}
 	var s string
-	if unmarshalString(raw, &s) {
+	if rawjson.String(raw, &s) {
 		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a string, want an array of strings; used as one item", k)
 		return []string{s}
 	}
-	list, ok := arrayItems(raw)
+	list, ok := rawjson.Items(raw)
 	if !ok {
 		p.problem(path+"."+k, CodeInvalidType, SeverityWarning, "%s is a JSON %s, want an array of strings; ignored", k, jsonKind(raw))
 		return nil
@@ -286,7 +288,7 @@ func (p *parser) strings(f map[string]json.RawMessage, k, path string) []string 
 	var out []string
 	badAt := -1
 	for i, item := range list {
-		if !unmarshalString(item, &s) {
+		if !rawjson.String(item, &s) {
 			if badAt < 0 {
 				badAt = i
 			}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // DocID returns the Meilisearch document key for an identifier: a hash of its
@@ -102,7 +104,7 @@ func (c *canonicalizer) release() {
 	}
 }
 
-func (c *canonicalizer) space() { c.pos = skipSpace(c.src, c.pos) }
+func (c *canonicalizer) space() { c.pos = rawjson.SkipSpace(c.src, c.pos) }
 
 // value writes the canonical form of the value at pos; false means "not
 // handled here".
@@ -220,7 +222,7 @@ func (c *canonicalizer) str() ([]byte, bool) {
 	// Escapes, control characters or odd UTF-8: decode and re-encode the
 	// token as encoding/json does.
 	// An unterminated token runs to the end of src and fails to unmarshal.
-	end := skipString(c.src, c.pos)
+	end := rawjson.SkipString(c.src, c.pos)
 	var s string
 	if json.Unmarshal(c.src[c.pos:end], &s) != nil {
 		return nil, false

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // DefaultMaxDepth is the nesting limit for inline and linked catalogs when
@@ -34,7 +36,7 @@ func Catalog(body []byte, opts Options) Result {
 	// buffer).
 	var top map[string]json.RawMessage
 	if json.Valid(body) {
-		top, _ = objectMembers(bytes.Clone(body))
+		top, _ = rawjson.Members(bytes.Clone(body))
 	}
 	if top == nil {
 		var probe json.RawMessage
@@ -106,7 +108,7 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 	}
 
 	if raw, ok := present(top, "collections"); ok {
-		list, ok := arrayItems(raw)
+		list, ok := rawjson.Items(raw)
 		if !ok {
 			p.problem(prefix+"collections", CodeInvalidType, SeverityError, "collections is a JSON %s, want an array; ignored", jsonKind(raw))
 		}
@@ -125,7 +127,7 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 		p.problem(prefix+"entries", CodeMissingField, SeverityError, "%s", msg)
 		return m
 	}
-	if m.Entries, ok = arrayItems(raw); !ok {
+	if m.Entries, ok = rawjson.Items(raw); !ok {
 		p.problem(prefix+"entries", CodeInvalidType, SeverityError, "entries is a JSON %s, want an array", jsonKind(raw))
 		return m
 	}
@@ -146,7 +148,7 @@ func (p *parser) catalog(top map[string]json.RawMessage, prefix string, depth in
 // host reads a host info object leniently: members of the wrong type are
 // reported and ignored.
 func (p *parser) host(raw json.RawMessage, path string) *HostInfo {
-	fields, _ := objectMembers(raw)
+	fields, _ := rawjson.Members(raw)
 	if fields == nil {
 		p.problem(path, CodeInvalidType, SeverityWarning, "host is a JSON %s, want an object", jsonKind(raw))
 		return nil
@@ -170,8 +172,8 @@ func (p *parser) host(raw json.RawMessage, path string) *HostInfo {
 // collection turns collections[i] into a link to follow.
 func (p *parser) collection(raw json.RawMessage, path string, depth int, chain []string) {
 	var u string
-	if !unmarshalString(raw, &u) { // a bare URL string is accepted too
-		fields, _ := objectMembers(raw)
+	if !rawjson.String(raw, &u) { // a bare URL string is accepted too
+		fields, _ := rawjson.Members(raw)
 		if fields == nil {
 			p.problem(path, CodeInvalidType, SeverityError, "collection is a JSON %s, want an object; ignored", jsonKind(raw))
 			return
@@ -296,7 +298,7 @@ func str(fields map[string]json.RawMessage, k string) (string, int) {
 		return "", stAbsent
 	}
 	var s string
-	if !unmarshalString(v, &s) {
+	if !rawjson.String(v, &s) {
 		return "", stWrongType
 	}
 	return s, stOK

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // TestRawHelpersMatchEncodingJSON checks the helpers that split validated
@@ -35,11 +37,11 @@ func TestRawHelpersMatchEncodingJSON(t *testing.T) {
 		if !json.Valid(doc) {
 			continue
 		}
-		m, _ := objectMembers(doc)
+		m, _ := rawjson.Members(doc)
 		for _, v := range m {
 			docs = append(docs, v)
 		}
-		l, _ := arrayItems(doc)
+		l, _ := rawjson.Items(doc)
 		for _, v := range l {
 			docs = append(docs, v)
 		}
@@ -68,20 +70,20 @@ func TestRawHelpersMatchEncodingJSON(t *testing.T) {
 
 		var wm map[string]json.RawMessage
 		werr = json.Unmarshal(doc, &wm)
-		gm, ok := objectMembers(doc)
+		gm, ok := rawjson.Members(doc)
 		if ok != (werr == nil) || !reflect.DeepEqual(gm, wm) {
-			t.Errorf("objectMembers(%.60q) = %v, %v; want %v, %v", doc, gm, ok, wm, werr)
+			t.Errorf("rawjson.Members(%.60q) = %v, %v; want %v, %v", doc, gm, ok, wm, werr)
 		}
 		var wl []json.RawMessage
 		werr = json.Unmarshal(doc, &wl)
-		gl, ok := arrayItems(doc)
+		gl, ok := rawjson.Items(doc)
 		if ok != (werr == nil) || !reflect.DeepEqual(gl, wl) {
-			t.Errorf("arrayItems(%.60q) = %v, %v; want %v, %v", doc, gl, ok, wl, werr)
+			t.Errorf("rawjson.Items(%.60q) = %v, %v; want %v, %v", doc, gl, ok, wl, werr)
 		}
 		ws, gs := "keep", "keep"
 		werr = json.Unmarshal(doc, &ws)
-		if ok := unmarshalString(doc, &gs); ok != (werr == nil) || ok && gs != ws {
-			t.Errorf("unmarshalString(%.60q) = %q, %v; want %q, %v", doc, gs, ok, ws, werr)
+		if ok := rawjson.String(doc, &gs); ok != (werr == nil) || ok && gs != ws {
+			t.Errorf("rawjson.String(%.60q) = %q, %v; want %q, %v", doc, gs, ok, ws, werr)
 		}
 	}
 	if checked < 200 {
