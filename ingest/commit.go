@@ -26,9 +26,20 @@ type line struct {
 // the first is awaited so Meilisearch can index them as one batch of its own.
 const chunkDocs = 5000
 
+// opKind says what one task of a commit writes.
+type opKind string
+
+// Operation kinds.
+const (
+	opAdd     opKind = "add"     // whole documents
+	opDelete  opKind = "delete"  // documents removed
+	opPatch   opKind = "flags"   // partial documents: stale flags, lost claims
+	opSources opKind = "sources" // catalog health states
+)
+
 // op is one task of a commit and what to do when it fails.
 type op struct {
-	kind  string // "add", "delete", "flags", "sources"
+	kind  opKind
 	t     *task
 	lines []line   // add
 	ids   []string // delete, flags (patches of stale and lostClaims)
@@ -94,13 +105,13 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 				lines = append(lines, line{id: ids[i], raw: raw})
 			}
 			for _, chunk := range chunks(lines, chunkDocs) {
-				ops = append(ops, &op{kind: "add", t: ix.st.addTask(ix.index, ndjson(chunk)), lines: chunk})
+				ops = append(ops, &op{kind: opAdd, t: ix.st.addTask(ix.index, ndjson(chunk)), lines: chunk})
 			}
 		}
 	}
 	if len(b.deletes) > 0 {
 		ids := slices.Sorted(maps.Keys(b.deletes))
-		ops = append(ops, &op{kind: "delete", t: ix.st.deleteTask(ix.index, ids), ids: ids})
+		ops = append(ops, &op{kind: opDelete, t: ix.st.deleteTask(ix.index, ids), ids: ids})
 	}
 	if len(b.patches) > 0 {
 		ids := slices.Sorted(maps.Keys(b.patches))
@@ -109,7 +120,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			patch[i] = maps.Clone(b.patches[id])
 			patch[i][normalize.FieldID] = id
 		}
-		ops = append(ops, &op{kind: "flags", t: ix.st.patchTask(ix.index, patch), ids: ids})
+		ops = append(ops, &op{kind: opPatch, t: ix.st.patchTask(ix.index, patch), ids: ids})
 	}
 	var states []sourceState
 	var srcs []*source
@@ -120,7 +131,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		}
 	}
 	if len(states) > 0 {
-		ops = append(ops, &op{kind: "sources", t: ix.st.upsertTask(ix.sources, states), srcs: srcs})
+		ops = append(ops, &op{kind: opSources, t: ix.st.upsertTask(ix.sources, states), srcs: srcs})
 	}
 
 	// Enqueue everything, then await in order. each runs step on every op
@@ -150,7 +161,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			break
 		}
 		if o.err == nil {
-			if o.kind == "sources" {
+			if o.kind == opSources {
 				for _, s := range o.srcs {
 					s.saved = s.state
 				}
@@ -158,7 +169,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			continue
 		}
 		switch o.kind {
-		case "add":
+		case opAdd:
 			// The task failed as a whole; find the documents it failed for.
 			n, bad, err := ix.addLines(ctx, o.lines, o.err)
 			tasks += n
@@ -173,7 +184,7 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 				reread = append(reread, id)
 				ix.st.logger.Error("document rejected by meilisearch", "id", id, "err", err)
 			}
-		case "delete":
+		case opDelete:
 			lastErr = o.err
 			fails++
 			for _, id := range o.ids {
@@ -181,12 +192,12 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			}
 			reread = append(reread, o.ids...)
 			ix.st.logger.Error("delete failed", "documents", len(o.ids), "err", o.err)
-		case "flags":
+		case opPatch:
 			lastErr = o.err
 			fails++
 			reread = append(reread, o.ids...)
 			ix.st.logger.Error("document patch failed", "documents", len(o.ids), "err", o.err)
-		case "sources":
+		case opSources:
 			lastErr = o.err
 			fails++
 			ix.st.logger.Error("catalog state update failed", "err", o.err)
