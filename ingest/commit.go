@@ -57,108 +57,153 @@ type op struct {
 // documents of any failed write so its ownership table matches the index
 // again. Only the end of ctx (Close gave up) stops a commit early.
 func (ix *Indexer) commit(ctx context.Context, b *batch) {
-	var (
-		fatal   error
-		failed  = map[int]error{} // result index -> first error
-		reread  []string          // ids whose state must be read back
-		tasks   int64
-		fails   int64
-		lastErr error
-		ops     []*op
-		start   = time.Now()
-	)
-	fail := func(ri int, err error) {
-		if ri >= 0 && failed[ri] == nil {
-			failed[ri] = err
-		}
+	start := time.Now()
+	c := &commitRun{ix: ix, b: b, failed: map[int]error{}}
+	c.planUpserts(ctx)
+	c.planDeletes()
+	c.planPatches()
+	c.planSources()
+	c.each(ctx, func(o *op) error { c.tasks++; return ix.st.enqueue(ctx, o.t) })
+	c.each(ctx, func(o *op) error { return ix.st.finish(ctx, o.t) })
+	c.settle(ctx)
+	if c.fatal != nil {
+		c.lastErr = c.fatal
+		ix.st.logger.Error("batch abandoned", "results", len(b.results), "err", c.fatal)
+	} else if len(c.reread) > 0 {
+		ix.reread(ctx, c.reread)
 	}
+	ix.st.logger.Debug("batch written", "results", len(b.results), "upserts", len(b.upserts), "deletes", len(b.deletes),
+		"patches", len(b.patches), "tasks", c.tasks, "took", time.Since(start))
+	c.report()
+}
 
-	if len(b.upserts) > 0 {
-		ids := slices.Sorted(maps.Keys(b.upserts))
-		docs := make([]*normalize.Document, len(ids))
-		for i, id := range ids {
-			docs[i] = b.upserts[id]
-		}
-		var err error
-		if ix.cfg.Embedder != nil {
-			if err = embedDocs(ctx, ix.cfg.Embedder, ix.vcache, docs); err != nil {
-				err = fmt.Errorf("ingest: %w", err)
-			}
-		}
-		if err != nil {
-			lastErr = err
-			fails++
+// commitRun is one commit of a batch: its tasks and what went wrong.
+type commitRun struct {
+	ix      *Indexer
+	b       *batch
+	ops     []*op
+	failed  map[int]error // result index -> first error
+	reread  []string      // ids whose state must be read back
+	tasks   int64
+	fails   int64
+	lastErr error
+	fatal   error // ctx ended: the rest of the commit is abandoned
+}
+
+// fail records err as the first error of result ri (-1: none).
+func (c *commitRun) fail(ri int, err error) {
+	if ri >= 0 && c.failed[ri] == nil {
+		c.failed[ri] = err
+	}
+}
+
+// planUpserts embeds and encodes the batch's whole documents into add
+// tasks of at most chunkDocs documents. Documents that cannot be embedded
+// or encoded fail their results and are read back.
+func (c *commitRun) planUpserts(ctx context.Context) {
+	b, ix := c.b, c.ix
+	if len(b.upserts) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(b.upserts))
+	docs := make([]*normalize.Document, len(ids))
+	for i, id := range ids {
+		docs[i] = b.upserts[id]
+	}
+	if ix.cfg.Embedder != nil {
+		if err := embedDocs(ctx, ix.cfg.Embedder, ix.vcache, docs); err != nil {
+			err = fmt.Errorf("ingest: %w", err)
+			c.lastErr = err
+			c.fails++
 			for _, id := range ids {
-				fail(b.from[id], err)
+				c.fail(b.from[id], err)
 			}
-			reread = append(reread, ids...)
-		} else {
-			lines := make([]line, 0, len(docs))
-			for i, d := range docs {
-				raw, err := json.Marshal(d)
-				if err != nil {
-					err = fmt.Errorf("ingest: encode %s: %w", d.Identifier, err)
-					fail(b.from[ids[i]], err)
-					reread = append(reread, ids[i])
-					continue
-				}
-				lines = append(lines, line{id: ids[i], raw: raw})
-			}
-			for _, chunk := range chunks(lines, chunkDocs) {
-				ops = append(ops, &op{kind: opAdd, t: ix.st.addTask(ix.index, ndjson(chunk)), lines: chunk})
-			}
+			c.reread = append(c.reread, ids...)
+			return
 		}
 	}
-	if len(b.deletes) > 0 {
-		ids := slices.Sorted(maps.Keys(b.deletes))
-		ops = append(ops, &op{kind: opDelete, t: ix.st.deleteTask(ix.index, ids), ids: ids})
-	}
-	if len(b.patches) > 0 {
-		ids := slices.Sorted(maps.Keys(b.patches))
-		patch := make([]map[string]any, len(ids))
-		for i, id := range ids {
-			patch[i] = maps.Clone(b.patches[id])
-			patch[i][normalize.FieldID] = id
+	lines := make([]line, 0, len(docs))
+	for i, d := range docs {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			err = fmt.Errorf("ingest: encode %s: %w", d.Identifier, err)
+			c.fail(b.from[ids[i]], err)
+			c.reread = append(c.reread, ids[i])
+			continue
 		}
-		ops = append(ops, &op{kind: opPatch, t: ix.st.patchTask(ix.index, patch), ids: ids})
+		lines = append(lines, line{id: ids[i], raw: raw})
 	}
+	for _, chunk := range chunks(lines, chunkDocs) {
+		c.ops = append(c.ops, &op{kind: opAdd, t: ix.st.addTask(ix.index, ndjson(chunk)), lines: chunk})
+	}
+}
+
+// planDeletes adds one task deleting the batch's deleted documents.
+func (c *commitRun) planDeletes() {
+	if len(c.b.deletes) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(c.b.deletes))
+	c.ops = append(c.ops, &op{kind: opDelete, t: c.ix.st.deleteTask(c.ix.index, ids), ids: ids})
+}
+
+// planPatches adds one task writing the batch's partial documents.
+func (c *commitRun) planPatches() {
+	if len(c.b.patches) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(c.b.patches))
+	patch := make([]map[string]any, len(ids))
+	for i, id := range ids {
+		patch[i] = maps.Clone(c.b.patches[id])
+		patch[i][normalize.FieldID] = id
+	}
+	c.ops = append(c.ops, &op{kind: opPatch, t: c.ix.st.patchTask(c.ix.index, patch), ids: ids})
+}
+
+// planSources adds one task saving the catalog states that changed.
+func (c *commitRun) planSources() {
 	var states []sourceState
 	var srcs []*source
-	for _, c := range slices.Sorted(maps.Keys(b.dirty)) {
-		if s := b.dirty[c]; s.dirty() {
+	for _, cat := range slices.Sorted(maps.Keys(c.b.dirty)) {
+		if s := c.b.dirty[cat]; s.dirty() {
 			states = append(states, s.state)
 			srcs = append(srcs, s)
 		}
 	}
 	if len(states) > 0 {
-		ops = append(ops, &op{kind: opSources, t: ix.st.upsertTask(ix.sources, states), srcs: srcs})
+		c.ops = append(c.ops, &op{kind: opSources, t: c.ix.st.upsertTask(c.ix.sources, states), srcs: srcs})
 	}
+}
 
-	// Enqueue everything, then await in order. each runs step on every op
-	// that has not failed yet; an error once ctx ended stops the commit.
-	each := func(step func(o *op) error) {
-		for _, o := range ops {
-			if fatal != nil {
+// each runs step on every op that has not failed yet, in order; an error
+// once ctx ended makes the commit fatal and stops it.
+func (c *commitRun) each(ctx context.Context, step func(o *op) error) {
+	for _, o := range c.ops {
+		if c.fatal != nil {
+			return
+		}
+		if o.err != nil {
+			continue
+		}
+		if err := step(o); err != nil {
+			if ctx.Err() != nil {
+				c.fatal = err
 				return
 			}
-			if o.err != nil {
-				continue
-			}
-			if err := step(o); err != nil {
-				if ctx.Err() != nil {
-					fatal = err
-					return
-				}
-				o.err = err
-			}
+			o.err = err
 		}
 	}
-	each(func(o *op) error { tasks++; return ix.st.enqueue(ctx, o.t) })
-	each(func(o *op) error { return ix.st.finish(ctx, o.t) })
+}
 
-	for _, o := range ops {
-		if fatal != nil {
-			break
+// settle deals with each awaited op: a saved catalog state is remembered,
+// a failed add is retried in halves to find the rejected documents, and
+// any other failure fails its results and has its documents read back.
+func (c *commitRun) settle(ctx context.Context) {
+	b, ix := c.b, c.ix
+	for _, o := range c.ops {
+		if c.fatal != nil {
+			return
 		}
 		if o.err == nil {
 			if o.kind == opSources {
@@ -168,57 +213,55 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 			}
 			continue
 		}
+		if o.kind == opAdd {
+			c.settleAdd(ctx, o)
+			continue
+		}
+		c.lastErr = o.err
+		c.fails++
 		switch o.kind {
-		case opAdd:
-			// The task failed as a whole; find the documents it failed for.
-			n, bad, err := ix.addLines(ctx, o.lines, o.err)
-			tasks += n
-			if err != nil {
-				fatal = err
-				break
-			}
-			for id, err := range bad {
-				lastErr = err
-				fails++
-				fail(b.from[id], err)
-				reread = append(reread, id)
-				ix.st.logger.Error("document rejected by meilisearch", "id", id, "err", err)
-			}
 		case opDelete:
-			lastErr = o.err
-			fails++
 			for _, id := range o.ids {
-				fail(b.deletes[id], o.err)
+				c.fail(b.deletes[id], o.err)
 			}
-			reread = append(reread, o.ids...)
+			c.reread = append(c.reread, o.ids...)
 			ix.st.logger.Error("delete failed", "documents", len(o.ids), "err", o.err)
 		case opPatch:
-			lastErr = o.err
-			fails++
-			reread = append(reread, o.ids...)
+			c.reread = append(c.reread, o.ids...)
 			ix.st.logger.Error("document patch failed", "documents", len(o.ids), "err", o.err)
 		case opSources:
-			lastErr = o.err
-			fails++
 			ix.st.logger.Error("catalog state update failed", "err", o.err)
 		}
 	}
+}
 
-	if fatal != nil {
-		lastErr = fatal
-		ix.st.logger.Error("batch abandoned", "results", len(b.results), "err", fatal)
-	} else if len(reread) > 0 {
-		ix.reread(ctx, reread)
+// settleAdd finds the documents a failed add task failed for.
+func (c *commitRun) settleAdd(ctx context.Context, o *op) {
+	n, bad, err := c.ix.addLines(ctx, o.lines, o.err)
+	c.tasks += n
+	if err != nil {
+		c.fatal = err
+		return
 	}
+	for id, err := range bad {
+		c.lastErr = err
+		c.fails++
+		c.fail(c.b.from[id], err)
+		c.reread = append(c.reread, id)
+		c.ix.st.logger.Error("document rejected by meilisearch", "id", id, "err", err)
+	}
+}
 
-	ix.st.logger.Debug("batch written", "results", len(b.results), "upserts", len(b.upserts), "deletes", len(b.deletes),
-		"patches", len(b.patches), "tasks", tasks, "took", time.Since(start))
+// report sets each result's error, adds the commit to the Indexer's Stats,
+// hands the results to Config.OnResult and answers the waiting flushes.
+func (c *commitRun) report() {
+	b, ix := c.b, c.ix
 	var sum Stats
 	for i := range b.results {
 		ar := &b.results[i]
-		if fatal != nil {
-			ar.Err = fatal
-		} else if err := failed[i]; err != nil {
+		if c.fatal != nil {
+			ar.Err = c.fatal
+		} else if err := c.failed[i]; err != nil {
 			ar.Err = err
 		}
 		sum.Results++
@@ -238,13 +281,13 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		s.MarkedStale += sum.MarkedStale
 		s.Recovered += sum.Recovered
 		s.Batches++
-		s.Tasks += tasks
-		s.TaskFailures += fails
-		if fatal != nil {
+		s.Tasks += c.tasks
+		s.TaskFailures += c.fails
+		if c.fatal != nil {
 			s.TaskFailures++
 		}
-		if lastErr != nil {
-			s.LastError = lastErr.Error()
+		if c.lastErr != nil {
+			s.LastError = c.lastErr.Error()
 		}
 	})
 	if ix.cfg.OnResult != nil {
@@ -253,10 +296,10 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		}
 	}
 	var flushErr error
-	if fatal != nil {
-		flushErr = fatal
-	} else if len(failed) > 0 || lastErr != nil {
-		flushErr = lastErr
+	if c.fatal != nil {
+		flushErr = c.fatal
+	} else if len(c.failed) > 0 || c.lastErr != nil {
+		flushErr = c.lastErr
 	}
 	for _, ch := range b.flushes {
 		ch <- flushErr
