@@ -150,7 +150,11 @@ func TestCrawlCommandIndexes(t *testing.T) {
 		if srv.APIKey == "" {
 			t.Skip("the test Meilisearch has no key to publish")
 		}
-		if _, err := srv.Client.DeleteIndex(index); err != nil {
+		task, err := srv.Client.DeleteIndex(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil { // else the crawl may see it vanish mid-setup
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
