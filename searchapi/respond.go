@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-
-	"github.com/agentfinder/agentfinder/federation"
 )
 
 func mustJSON(v any) json.RawMessage {
@@ -17,19 +15,26 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// writeSearch writes POST /search's answer: {"results", "referrals",
+// writeSearch writes POST /search's answer (encodeSearch).
+func writeSearch(w http.ResponseWriter, ans *searchAnswer) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(encodeSearch(ans))
+}
+
+// encodeSearch encodes POST /search's answer: {"results", "referrals",
 // "upstreams" (federating modes only), "pageToken"}. Entries are written key
 // by key (sorted, as encoding/json would) from their raw JSON values, which
 // come from Meilisearch or from json.Marshal: re-encoding them through
 // encoding/json would validate and compact every byte again, a cost the
 // latency budget of the endpoint cannot carry. Values of upstream entries
 // are checked with json.Valid first and dropped when invalid.
-func writeSearch(w http.ResponseWriter, hits []federation.Hit, referrals []json.RawMessage, upstreams []federation.Outcome, withUpstreams bool, pageToken string) {
-	buf := bytes.NewBuffer(make([]byte, 0, 1024+len(hits)*1024))
+func encodeSearch(ans *searchAnswer) []byte {
+	buf := bytes.NewBuffer(make([]byte, 0, 1024+len(ans.Hits)*1024))
 	buf.WriteString(`{"results":[`)
 	n := 0
 	keys := make([]string, 0, 32)
-	for _, h := range hits {
+	for _, h := range ans.Hits {
 		if h.Entry == nil {
 			continue
 		}
@@ -60,19 +65,17 @@ func writeSearch(w http.ResponseWriter, hits []federation.Hit, referrals []json.
 		buf.WriteByte('}')
 	}
 	buf.WriteString(`],"referrals":`)
-	writeMarshal(buf, referrals, "[]")
-	if withUpstreams {
+	writeMarshal(buf, ans.Referrals, "[]")
+	if ans.Federated {
 		buf.WriteString(`,"upstreams":`)
-		writeMarshal(buf, upstreams, "[]")
+		writeMarshal(buf, ans.Upstreams, "[]")
 	}
-	if pageToken != "" {
+	if ans.PageToken != "" {
 		buf.WriteString(`,"pageToken":`)
-		writeJSONString(buf, pageToken)
+		writeJSONString(buf, ans.PageToken)
 	}
 	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	return buf.Bytes()
 }
 
 // writeMarshal writes v as JSON, or empty when v is a nil slice or fails.

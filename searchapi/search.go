@@ -2,10 +2,23 @@ package searchapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/agentfinder/agentfinder/federation"
 )
+
+// searchAnswer is what one search produced, before a binding encodes it in
+// its own shape.
+type searchAnswer struct {
+	Hits      []federation.Hit
+	Referrals []json.RawMessage
+	Upstreams []federation.Outcome
+	// Federated is true when the mode asked or named other registries
+	// (auto, referrals): POST /search then reports upstreams.
+	Federated bool
+	PageToken string
+}
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	var body searchBody
@@ -17,8 +30,20 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	if err != nil {
+		return err
+	}
+	writeSearch(w, ans)
+	return nil
+}
+
+// runSearch answers a validated query. It is the one search every binding
+// (POST /search, MCP, xu, HAIDIP, ADP) runs: local ranking, federation and
+// page tokens are decided here and nowhere else. via is the request's Via
+// chain (loop prevention).
+func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*searchAnswer, error) {
 	norm := q.normalized("search")
-	via := federation.ParseVia(r.Header.Values("Via"))
 	mode := q.Mode
 	if federation.InChain(via, s.viaName, s.publicURL) {
 		mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
@@ -43,19 +68,17 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		return hits, tok, nil
 	}
 	if mode == federation.ModeNone || s.cfg.Federation == nil {
-		hits, tok, err := local(r.Context(), federation.Query{}, q.PageToken)
+		hits, tok, err := local(ctx, federation.Query{}, q.PageToken)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.metrics.observeSearch(len(hits), nil)
-		writeSearch(w, hits, nil, nil, mode != federation.ModeNone, tok)
-		return nil
+		return &searchAnswer{Hits: hits, Federated: mode != federation.ModeNone, PageToken: tok}, nil
 	}
-	fr, err := s.cfg.Federation.Search(r.Context(), mode, q.federationQuery(), q.PageToken, via, local)
+	fr, err := s.cfg.Federation.Search(ctx, mode, q.federationQuery(), q.PageToken, via, local)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.metrics.observeSearch(len(fr.Results), fr.Upstreams)
-	writeSearch(w, fr.Results, fr.Referrals, fr.Upstreams, true, fr.PageToken)
-	return nil
+	return &searchAnswer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: fr.PageToken}, nil
 }
