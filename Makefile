@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 BENCHTIME ?= 1x
 
-.PHONY: all build test test-short vet fmt meilisearch model run bench eval fuzz clean
+.PHONY: all build test test-short vet fmt meilisearch model chromium run bench eval fuzz clean
 
 all: build
 
@@ -21,6 +21,11 @@ meilisearch:
 model:
 	@bash .ci/install-model.sh >/dev/null
 
+# chromium installs Debian's chromium for the browser test when it is missing
+# and this runs as root with apt-get; elsewhere that test skips itself.
+chromium:
+	@bash .ci/install-chromium.sh
+
 vet:
 	$(GO) vet ./...
 
@@ -30,7 +35,7 @@ fmt:
 
 # test runs every test with the race detector against a real, throwaway Meilisearch
 # (or the one MEILI_URL names) and stops it afterwards, even when tests fail.
-test: fmt vet model
+test: fmt vet model chromium
 	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash .ci/with-meilisearch.sh \
 		$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
 

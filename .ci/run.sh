@@ -115,6 +115,8 @@ node -e '
 
 cat <<EOF
 
+  Search page: http://$ADDR/   (about this registry: http://$ADDR/about)
+
   Agent Finder is running on http://$ADDR/ and crawling the fixture web (a few seconds; its
   deliberately broken hosts take a little longer).
     log:          tail -f $LOG

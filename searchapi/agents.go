@@ -110,11 +110,17 @@ var internalFields = []string{
 }
 
 // handleGet serves GET /agents/{identifier}: the full record of one
-// (percent-encoded) identifier, in any spelling of it.
+// (percent-encoded) identifier, in any spelling of it, as JSON, or as the
+// entry's page when the client prefers HTML (a browser).
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Add("Vary", "Accept")
 	id := r.PathValue("identifier")
 	if id == "" {
 		return invalid("identifier is required")
+	}
+	if prefersHTML(r) {
+		s.detailPage(w, r, id)
+		return nil
 	}
 	doc, err := s.Agent(r.Context(), id)
 	if err != nil {

@@ -124,6 +124,17 @@ func newCorrelationID() string {
 // writeError writes err as the client should see it and logs it once. A
 // request whose client went away gets nothing written and no error logged.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.reportError(w, r, err)
+	if ae == nil {
+		return
+	}
+	writeJSON(w, ae.Status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: correlationID(r.Context())}})
+}
+
+// reportError classifies err, logs it once and sets the headers its status
+// calls for. It returns nil when the client went away (or the server is
+// shutting down): nobody reads an answer, and it is not an error of ours.
+func (s *Server) reportError(w http.ResponseWriter, r *http.Request, err error) *APIError {
 	cid := correlationID(r.Context())
 	// A body that timed out cancels the request's context too, but its
 	// slow client is still there to be told.
@@ -131,7 +142,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// The client went away (or the server is shutting down): nobody reads
 		// an answer, and it is not an error of ours.
 		s.log.Debug("request cancelled", "correlationId", cid, "path", r.URL.Path)
-		return
+		return nil
 	}
 	ae := classify(err)
 	switch {
@@ -146,7 +157,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, ae.Status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: cid}})
+	return ae
 }
 
 // writeJSON writes v with the given status.

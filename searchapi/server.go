@@ -1,7 +1,8 @@
 // Package searchapi is the HTTP face of the registry (Agent Finder §7): POST
 // /search, GET /agents, GET /agents/{identifier}, POST /explore, this
-// registry's own /.well-known/ai-catalog.json, health, readiness and the
-// OpenAPI document. It validates requests, translates them into Meilisearch
+// registry's own /.well-known/ai-catalog.json, health, readiness, the
+// OpenAPI document and the search site for people (site.go; its templates
+// and assets are in searchapi/web). It validates requests, translates them into Meilisearch
 // queries (filters are built from quoted values, never from pasted user
 // text), signs page tokens, explains scores and maps every error to the xu
 // error model. It reads the index through the small Meili interface and calls
@@ -28,6 +29,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // Meili is the part of a meilisearch-go client the server uses; the client
@@ -106,6 +108,10 @@ type Config struct {
 	// and fails /healthz with 503 once it cannot recover on its own, so an
 	// orchestrator restarts the service.
 	Supervisor Supervisor
+	// Crawl, when set, tells the about page what this registry crawls, when
+	// it last did and which registries it federates to; it must be cheap
+	// and safe for concurrent use.
+	Crawl func() CrawlInfo
 	// Metrics, when set, receives the server's Prometheus instruments
 	// (agentfinder_http_*, agentfinder_search_results,
 	// agentfinder_federation_upstream_outcomes_total,
@@ -132,6 +138,7 @@ type Server struct {
 	mux           *http.ServeMux
 	metrics       *metrics       // nil: no metrics
 	limiter       *clientLimiter // nil: no rate limit
+	site          *web.Renderer
 
 	mu      sync.Mutex
 	details map[string]string
@@ -208,6 +215,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if s.metrics, err = newMetrics(cfg.Metrics, cfg.Embedder != nil); err != nil {
 		return nil, err
 	}
+	if s.site, err = web.New(); err != nil {
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -251,7 +261,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /healthz", s.handleHealthz)
 	m.HandleFunc("GET /readyz", s.handleReadyz)
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
-	m.HandleFunc("GET /{$}", s.handlePage)
+	m.Handle("GET /{$}", s.page(s.handlePage))
+	m.Handle("GET /about", s.page(s.handleAbout))
+	m.Handle("GET /static/", web.Static("/static/"))
 	m.HandleFunc("/", s.handleFallback)
 	s.mux = m
 }
@@ -272,7 +284,13 @@ func (s *Server) Handler() http.Handler {
 			// The route it asked for, for the metrics' label.
 			_, r.Pattern = s.mux.Handler(r)
 			s.metrics.refused(refusedRateLimited)
-			serve = func(w http.ResponseWriter, r *http.Request) { s.writeError(w, r, rateLimited(wait)) }
+			serve = func(w http.ResponseWriter, r *http.Request) {
+				if prefersHTML(r) {
+					s.writeErrorPage(w, r, rateLimited(wait))
+					return
+				}
+				s.writeError(w, r, rateLimited(wait))
+			}
 		}
 		debug := s.log.Enabled(r.Context(), slog.LevelDebug)
 		if !debug && s.metrics == nil {
@@ -330,6 +348,8 @@ func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
 	case p == "/search" || p == "/explore" || p == "/agents" || p == "/healthz" || p == "/readyz" ||
 		p == "/openapi.json" || p == "/.well-known/ai-catalog.json" || strings.HasPrefix(p, "/agents/"):
 		s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + p})
+	case prefersHTML(r):
+		s.writeErrorPage(w, r, errNotFound)
 	default:
 		s.writeError(w, r, errNotFound)
 	}

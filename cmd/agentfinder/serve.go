@@ -800,6 +800,26 @@ func deriveKey(key []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
+// crawlInfo tells the about page what this replica crawls, when a crawl
+// last finished and which configured registries it federates to.
+func (s *server) crawlInfo() searchapi.CrawlInfo {
+	var ci searchapi.CrawlInfo
+	if s.sched != nil && s.opts.crawl {
+		for _, sd := range s.sched.Status().Seeds {
+			ci.Seeds = append(ci.Seeds, sd.Seed)
+			if sd.LastFinish.After(ci.LastCrawl) {
+				ci.LastCrawl = sd.LastFinish
+			}
+		}
+	}
+	for _, r := range s.fed.Book().Registries() {
+		if r.Trusted() {
+			ci.Upstreams = append(ci.Upstreams, r.Endpoint)
+		}
+	}
+	return ci
+}
+
 // newSearchAPI builds the search API over the index.
 func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
 	proxies, err := parseCIDRs("trusted-proxy", s.opts.trustedProxies)
@@ -819,6 +839,7 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		Version:       version,
 		ReadyDetails:  map[string]string{"embeddings": "on"},
 		Metrics:       s.metrics,
+		Crawl:         s.crawlInfo,
 	}
 	if embedder != nil {
 		cfg.Embedder = embedder

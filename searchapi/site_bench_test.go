@@ -1,0 +1,140 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+)
+
+// BenchmarkSitePage measures the search page (GET /?q=...) against the
+// search it shows (POST /search with the same text, page size and
+// evidence), side by side over loopback HTTP in alternating segments, one
+// client. Records: AGENTFINDER_BENCH_RECORDS (default 10000); requests per
+// side: AGENTFINDER_BENCH_OPS (default 400). Target: the page adds at most
+// 2 ms to the p50 of the search. Run once:
+// go test -run '^$' -bench SitePage -benchtime 1x ./searchapi/
+func BenchmarkSitePage(b *testing.B) {
+	n := envInt("AGENTFINDER_BENCH_RECORDS", 10000)
+	ops := envInt("AGENTFINDER_BENCH_OPS", 400)
+	ms, name := meilitest.Index(b, "benchsite")
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(indexSettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		docs := make([]normalize.Document, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			docs = append(docs, benchDoc(rng, j))
+		}
+		task, err := idx.AddDocuments(docs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example",
+		MaxConcurrent: 1024, QueryRewriter: query.Rewrite, Now: func() time.Time { return time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC) }}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	client := meili.NewHTTPClient(10 * time.Second)
+
+	type pair struct {
+		page string
+		body []byte
+	}
+	var pairs []pair
+	for i := range 32 {
+		var words []string
+		for range 1 + i%3 {
+			words = append(words, benchWords[rng.IntN(len(benchWords))])
+		}
+		text := strings.Join(words, " ")
+		body, _ := json.Marshal(map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": sitePageSize, "includeEvidence": true})
+		pairs = append(pairs, pair{page: "/?" + url.Values{"q": {text}, "federation": {"none"}}.Encode(), body: body})
+	}
+	do := func(p pair, page bool) error {
+		var req *http.Request
+		if page {
+			req, _ = http.NewRequestWithContext(context.Background(), http.MethodGet, hs.URL+p.page, nil)
+			req.Header.Set("Accept", "text/html")
+		} else {
+			req, _ = http.NewRequestWithContext(context.Background(), http.MethodPost, hs.URL+"/search", bytes.NewReader(p.body))
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: status %d", req.URL, resp.StatusCode)
+		}
+		return nil
+	}
+	for _, p := range pairs { // warm both paths
+		if err := do(p, false); err != nil {
+			b.Fatal(err)
+		}
+		if err := do(p, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const rounds = 10
+	per := max(1, ops/rounds)
+	for b.Loop() {
+		var api, page []time.Duration
+		k := 0
+		for round := range rounds {
+			for _, asPage := range []bool{round%2 == 0, round%2 == 1} {
+				for i := range per {
+					p := pairs[(k+i)%len(pairs)]
+					s := time.Now()
+					if err := do(p, asPage); err != nil {
+						b.Fatal(err)
+					}
+					if asPage {
+						page = append(page, time.Since(s))
+					} else {
+						api = append(api, time.Since(s))
+					}
+				}
+			}
+			k += per
+		}
+		ap50, pp50 := pct(api, 50), pct(page, 50)
+		b.ReportMetric(ms2(ap50), "search_p50_ms")
+		b.ReportMetric(ms2(pp50), "page_p50_ms")
+		b.ReportMetric(ms2(pp50-ap50), "page_added_p50_ms")
+		b.ReportMetric(float64(pp50)/float64(ap50), "page_ratio_p50")
+		b.Logf("%d records, %d requests each: POST /search p50 %.2f ms p99 %.2f ms | page p50 %.2f ms p99 %.2f ms | page adds %.2f ms at p50 (ratio %.2f; target <= 2 ms)",
+			n, len(api), ms2(ap50), ms2(pct(api, 99)), ms2(pp50), ms2(pct(page, 99)), ms2(pp50-ap50), float64(pp50)/float64(ap50))
+	}
+}

@@ -1,0 +1,133 @@
+package web
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// NewDetail builds an entry's page from its record as GET
+// /agents/{identifier} returns it (provenance under "provenance", this
+// registry under "source").
+func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
+	x := decodeEntry(doc)
+	v := DetailView{
+		Result:          x.result(true, now, nil),
+		FullDescription: x.Description,
+		ArtifactURL:     SafeURL(x.URL),
+		Version:         x.Version,
+		UpdatedAt:       dateOf(x.UpdatedAt, now),
+		Status:          x.Status,
+		Skills:          x.Skills,
+		Examples:        x.Examples,
+		Queries:         x.RepresentativeQueries,
+		RecordJSON:      indent(doc),
+	}
+	var bindings []struct {
+		Protocol  string `json:"protocol"`
+		URL       string `json:"url"`
+		Transport string `json:"transport"`
+		Package   string `json:"package"`
+	}
+	field(doc, "bindings", &bindings)
+	for _, b := range bindings {
+		v.Bindings = append(v.Bindings, Binding{Protocol: b.Protocol, URL: SafeURL(b.URL), Transport: b.Transport, Package: b.Package})
+		if b.URL != "" && SafeURL(b.URL) == "" {
+			// Shown as text so nothing is hidden, never as a link.
+			v.Bindings[len(v.Bindings)-1].Package = joinNonEmpty(b.Package, b.URL)
+		}
+	}
+	v.trust(doc)
+	v.provenance(doc, now)
+	v.Use = useIt(x, v.Bindings)
+	return v
+}
+
+// trust reads the trust manifest: its identity, its attestations and the
+// whole of it as indented JSON.
+func (v *DetailView) trust(doc map[string]json.RawMessage) {
+	raw, ok := doc["trustManifest"]
+	if !ok || len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	var tm struct {
+		Identity     string `json:"identity"`
+		Attestations []struct {
+			Type string `json:"type"`
+			URI  string `json:"uri"`
+		} `json:"attestations"`
+	}
+	_ = json.Unmarshal(raw, &tm)
+	v.TrustIdentity = tm.Identity
+	for _, a := range tm.Attestations {
+		v.Attestations = append(v.Attestations, Attestation{Type: a.Type, URL: SafeURL(a.URI)})
+	}
+	v.TrustJSON = indent(raw)
+}
+
+// provenance reads where the record came from.
+func (v *DetailView) provenance(doc map[string]json.RawMessage, now time.Time) {
+	var p struct {
+		Catalog   string    `json:"catalog"`
+		Via       string    `json:"via"`
+		Path      []string  `json:"path"`
+		FetchedAt time.Time `json:"fetchedAt"`
+	}
+	field(doc, "provenance", &p)
+	v.Provenance = Provenance{Catalog: p.Catalog, CatalogURL: SafeURL(p.Catalog), Via: viaLabel(p.Via), Path: p.Path}
+	if !p.FetchedAt.IsZero() {
+		v.Provenance.Fetched = Ago(p.FetchedAt, now)
+		v.Provenance.FetchedAt = isoTime(p.FetchedAt)
+	}
+}
+
+// viaLabel says in words how a catalog was found.
+func viaLabel(via string) string {
+	switch via {
+	case "wellknown":
+		return "its /.well-known/ai-catalog.json"
+	case "agentmap":
+		return "an Agentmap line in robots.txt"
+	case "linktag":
+		return `a <link rel="ai-catalog"> tag in a web page`
+	case "dns":
+		return "a DNS SVCB record"
+	case "seed":
+		return "a configured seed"
+	case "collection":
+		return "a collection listed by another catalog"
+	case "nested":
+		return "an entry nested in another catalog"
+	case "":
+		return "an unrecorded route"
+	}
+	return via
+}
+
+// indent returns v as indented JSON ("" when it cannot be encoded).
+func indent(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
+}
+
+// dateOf shows an RFC 3339 time as its date and how long ago it was; other
+// text is shown as published.
+func dateOf(s string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02") + " (" + Ago(t, now) + ")"
+}

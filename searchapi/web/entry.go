@@ -1,0 +1,144 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// entry is the part of a search result or record the pages read. Fields
+// that fail to decode stay empty: a malformed upstream value never breaks
+// the page.
+type entry struct {
+	Identifier            string
+	DisplayName           string
+	Type                  string
+	URL                   string
+	Description           string
+	Tags                  []string
+	Capabilities          []string
+	RepresentativeQueries []string
+	Examples              []string
+	Skills                []string
+	Version               string
+	UpdatedAt             string
+	Publisher             string
+	PublisherVerified     bool
+	Compliance            []string
+	Status                string
+	IndexedAt             time.Time
+	Score                 float64
+	Source                string
+	Evidence              struct {
+		MatchedExamples []struct {
+			Text string `json:"text"`
+			Kind string `json:"kind"`
+		} `json:"matchedExamples"`
+	}
+}
+
+// field decodes e[name] into v, leaving v as it is when absent or invalid.
+func field(e map[string]json.RawMessage, name string, v any) {
+	if raw, ok := e[name]; ok && len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		_ = json.Unmarshal(raw, v)
+	}
+}
+
+func decodeEntry(e map[string]json.RawMessage) entry {
+	var x entry
+	field(e, "identifier", &x.Identifier)
+	field(e, "displayName", &x.DisplayName)
+	field(e, "type", &x.Type)
+	field(e, "url", &x.URL)
+	field(e, "description", &x.Description)
+	field(e, "tags", &x.Tags)
+	field(e, "capabilities", &x.Capabilities)
+	field(e, "representativeQueries", &x.RepresentativeQueries)
+	field(e, "examples", &x.Examples)
+	field(e, "skills", &x.Skills)
+	field(e, "version", &x.Version)
+	field(e, "updatedAt", &x.UpdatedAt)
+	field(e, "publisher", &x.Publisher)
+	field(e, "publisherVerified", &x.PublisherVerified)
+	field(e, "compliance", &x.Compliance)
+	field(e, "status", &x.Status)
+	field(e, "indexedAt", &x.IndexedAt)
+	field(e, "score", &x.Score)
+	field(e, "source", &x.Source)
+	field(e, "evidence", &x.Evidence)
+	return x
+}
+
+// descriptionRunes bounds the one-line description of a result.
+const descriptionRunes = 220
+
+// NewResult builds a result from a search result entry (the JSON POST
+// /search returns). local marks this registry's own entries, which get a
+// detail page; match marks the query's words in the matched example.
+func NewResult(e map[string]json.RawMessage, local bool, now time.Time, match func(word string) bool) Result {
+	x := decodeEntry(e)
+	return x.result(local, now, match)
+}
+
+func (x entry) result(local bool, now time.Time, match func(string) bool) Result {
+	r := Result{
+		Identifier:   x.Identifier,
+		Name:         x.DisplayName,
+		Description:  OneLine(x.Description, descriptionRunes),
+		Publisher:    x.Publisher,
+		Verified:     x.PublisherVerified,
+		Compliance:   specific(x.Compliance),
+		Tags:         x.Tags,
+		Capabilities: x.Capabilities,
+		Source:       x.Source,
+		SourceURL:    SafeURL(x.Source),
+		Relevance:    int(max(0, min(100, x.Score))),
+		Local:        local,
+	}
+	if r.Name == "" {
+		r.Name = x.Identifier
+	}
+	r.TypeLabel, r.TypeClass = TypeLabel(x.Type)
+	if local && x.Identifier != "" {
+		r.DetailURL = DetailPath(x.Identifier)
+	}
+	if ex := x.Evidence.MatchedExamples; len(ex) > 0 && ex[0].Text != "" {
+		r.Match = Highlight(OneLine(ex[0].Text, descriptionRunes), match)
+		r.MatchKind = "example"
+		if ex[0].Kind == "representativeQuery" {
+			r.MatchKind = "representative query"
+		}
+	}
+	if !x.IndexedAt.IsZero() {
+		r.Indexed = Ago(x.IndexedAt, now)
+		r.IndexedAt = isoTime(x.IndexedAt)
+	}
+	return r
+}
+
+// DetailPath is the path of an entry's page: /agents/ and the identifier,
+// escaped as one path segment.
+func DetailPath(identifier string) string {
+	return "/agents/" + url.PathEscape(identifier)
+}
+
+// specific leaves out compliance families whose specific value is there
+// too ("soc2" beside "soc2-type2").
+func specific(values []string) []string {
+	var out []string
+	for _, v := range values {
+		family := false
+		for _, w := range values {
+			if strings.HasPrefix(w, v+"-") {
+				family = true
+				break
+			}
+		}
+		if !family {
+			out = append(out, v)
+		}
+	}
+	return out
+}

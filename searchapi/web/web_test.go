@@ -1,0 +1,203 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTypeLabel(t *testing.T) {
+	for _, tc := range []struct{ in, label, class string }{
+		{"application/a2a-agent-card+json", "A2A agent", "a2a"},
+		{"application/a2a-agent-card+json; version=0.3", "A2A agent", "a2a"},
+		{"application/mcp-server-card+json", "MCP server", "mcp"},
+		{"application/ai-skill+md", "skill", "skill"},
+		{"application/ai-catalog+json", "bundle", "bundle"},
+		{"application/ai-registry", "registry", "registry"},
+		{"application/x-unknown+json", "application/x-unknown+json", "other"},
+		{"", "unknown type", "other"},
+	} {
+		if l, c := TypeLabel(tc.in); l != tc.label || c != tc.class {
+			t.Errorf("TypeLabel(%q) = %q, %q; want %q, %q", tc.in, l, c, tc.label, tc.class)
+		}
+	}
+}
+
+func TestSafeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://example.com/a?b=c":   "https://example.com/a?b=c",
+		"http://example.com":          "http://example.com",
+		" HTTPS://Example.com/x ":     "https://Example.com/x",
+		"javascript:alert(1)":         "",
+		"JavaScript:alert(1)":         "",
+		"data:text/html,<script>":     "",
+		"/relative/path":              "",
+		"//example.com/protocol-rel":  "",
+		"https://user:pw@example.com": "",
+		"ftp://example.com/file":      "",
+		"":                            "",
+	} {
+		if got := SafeURL(in); got != want {
+			t.Errorf("SafeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAgo(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Hour, "just now"},
+		{20 * time.Second, "just now"},
+		{time.Minute, "1 minute ago"},
+		{30 * time.Minute, "30 minutes ago"},
+		{3 * time.Hour, "3 hours ago"},
+		{47 * time.Hour, "47 hours ago"},
+		{72 * time.Hour, "3 days ago"},
+		{90 * 24 * time.Hour, "3 months ago"},
+		{800 * 24 * time.Hour, "2 years ago"},
+	} {
+		if got := Ago(now.Add(-tc.d), now); got != tc.want {
+			t.Errorf("Ago(-%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+	if got := Ago(time.Time{}, now); got != "at an unknown time" {
+		t.Errorf("Ago(zero) = %q", got)
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	if got := OneLine("a\n  b\tc", 10); got != "a b c" {
+		t.Errorf("OneLine collapses to %q", got)
+	}
+	long := strings.Repeat("word ", 60)
+	got := OneLine(long, 50)
+	if !strings.HasSuffix(got, "…") || len([]rune(got)) > 51 || strings.HasSuffix(strings.TrimSuffix(got, "…"), " ") {
+		t.Errorf("OneLine(long, 50) = %q", got)
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	match := func(w string) bool { return w == "flight" || w == "tokyo" }
+	var b strings.Builder
+	for _, s := range Highlight("Book a Flight to Tokyo, now!", match) {
+		if s.Hit {
+			b.WriteString("[" + s.Text + "]")
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	if got, want := b.String(), "Book a [Flight] to [Tokyo], now!"; got != want {
+		t.Errorf("Highlight = %q, want %q", got, want)
+	}
+}
+
+func TestMCPConfig(t *testing.T) {
+	cfg, n := mcpConfig("tickets", []Binding{
+		{Protocol: "mcp", URL: "https://mcp.example.org/tickets", Transport: "streamable-http"},
+		{Protocol: "mcp", URL: "https://mcp.example.org/sse", Transport: "sse"},
+		{Protocol: "mcp", Transport: "stdio", Package: "npm/@example/tickets-mcp@1.4.0"},
+		{Protocol: "mcp", Transport: "stdio", Package: "pypi/tickets-mcp@2.0"},
+		{Protocol: "mcp", Transport: "stdio", Package: "oci/ghcr.io/example/tickets@1"},
+		{Protocol: "mcp", Transport: "stdio", Package: "weird/registry-package"},
+		{Protocol: "mcp", Transport: "stdio", Package: "tickets-server --stdio"},
+		{Protocol: "a2a", URL: "https://a2a.example.org"},
+	})
+	var got struct {
+		Servers map[string]mcpServer `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(cfg), &got); err != nil {
+		t.Fatalf("config %q: %v", cfg, err)
+	}
+	want := map[string]mcpServer{
+		"tickets":   {Type: "http", URL: "https://mcp.example.org/tickets"},
+		"tickets-2": {Type: "sse", URL: "https://mcp.example.org/sse"},
+		"tickets-3": {Command: "npx", Args: []string{"-y", "@example/tickets-mcp@1.4.0"}},
+		"tickets-4": {Command: "uvx", Args: []string{"tickets-mcp==2.0"}},
+		"tickets-5": {Command: "docker", Args: []string{"run", "-i", "--rm", "ghcr.io/example/tickets:1"}},
+		"tickets-6": {Command: "tickets-server", Args: []string{"--stdio"}},
+	}
+	if n != len(want) || len(got.Servers) != len(want) {
+		t.Fatalf("%d servers (%d decoded), want %d: %s", n, len(got.Servers), len(want), cfg)
+	}
+	for k, w := range want {
+		g := got.Servers[k]
+		if g.Type != w.Type || g.URL != w.URL || g.Command != w.Command || strings.Join(g.Args, " ") != strings.Join(w.Args, " ") {
+			t.Errorf("server %s = %+v, want %+v", k, g, w)
+		}
+	}
+	if cfg, n := mcpConfig("x", []Binding{{Protocol: "a2a", URL: "https://a2a.example.org"}}); n != 0 || cfg != "" {
+		t.Errorf("no MCP binding: %d %q", n, cfg)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for _, tc := range []struct{ name, id, want string }{
+		{"Ticket Desk MCP", "", "ticket-desk-mcp"},
+		{"  <b>Évil</b> ", "", "b-vil-b"},
+		{"", "urn:ai:example.org:mcp:weather", "weather"},
+		{"!!!", "", "server"},
+	} {
+		if got := slug(tc.name, tc.id); got != tc.want {
+			t.Errorf("slug(%q, %q) = %q, want %q", tc.name, tc.id, got, tc.want)
+		}
+	}
+}
+
+func TestToggleParam(t *testing.T) {
+	v := url.Values{"q": {"weather"}, "type": {"a", "b"}, "page": {"3"}}
+	if got := ToggleParam(v, "type", "a"); got != "/?q=weather&type=b" {
+		t.Errorf("remove: %s", got)
+	}
+	if got := ToggleParam(v, "type", "c"); got != "/?q=weather&type=a&type=b&type=c" {
+		t.Errorf("add: %s", got)
+	}
+	if got := SetParam(v, "verified", "1"); got != "/?q=weather&type=a&type=b&verified=1" {
+		t.Errorf("set: %s", got)
+	}
+	if got := PageURL(v, 1); got != "/?q=weather&type=a&type=b" {
+		t.Errorf("page 1: %s", got)
+	}
+	if v.Get("page") != "3" || len(v["type"]) != 2 {
+		t.Errorf("the URL values were changed: %v", v)
+	}
+}
+
+// TestRenderEscapes renders a result holding markup through the real
+// templates: it comes out as text.
+func TestRenderEscapes(t *testing.T) {
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := map[string]json.RawMessage{
+		"identifier":  json.RawMessage(`"urn:ai:x.example:agent:a"`),
+		"displayName": json.RawMessage(`"<script>alert(1)</script>"`),
+		"description": json.RawMessage(`"<img src=x onerror=alert(2)>"`),
+		"source":      json.RawMessage(`"javascript:alert(3)"`),
+		"score":       json.RawMessage(`250`),
+	}
+	res := NewResult(e, false, time.Now(), func(string) bool { return false })
+	if res.SourceURL != "" || res.Relevance != 100 {
+		t.Errorf("source URL %q, relevance %d", res.SourceURL, res.Relevance)
+	}
+	w := httptest.NewRecorder()
+	if err := r.Render(w, 200, "search", SearchView{Page: Page{Query: "q"}, Searched: true, Results: []Result{res}, PageNum: 1, Start: 1}); err != nil {
+		t.Fatal(err)
+	}
+	body := w.Body.String()
+	if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") || strings.Contains(body, `href="javascript`) {
+		t.Errorf("markup from an entry became HTML:\n%s", body)
+	}
+	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the name is not shown as text")
+	}
+	if w.Header().Get("Content-Security-Policy") != ContentSecurityPolicy {
+		t.Errorf("CSP %q", w.Header().Get("Content-Security-Policy"))
+	}
+}
