@@ -36,10 +36,11 @@ type Config struct {
 	PortMap map[string]string
 
 	// AllowPrivate opens loopback, private (RFC 1918, ULA), link-local and
-	// other non-public unicast addresses to the dialer. Multicast and
-	// unspecified addresses stay refused.
+	// other non-public unicast addresses to the dialer. Multicast,
+	// unspecified and broadcast addresses stay refused (see netguard).
 	AllowPrivate bool
-	// AllowCIDRs opens these prefixes whatever their kind.
+	// AllowCIDRs opens these prefixes whatever their kind; an IPv6 address
+	// embedding an IPv4 one (NAT64, 6to4, ...) also needs that IPv4 opened.
 	AllowCIDRs []netip.Prefix
 
 	// CAFile is a PEM bundle of extra trusted roots, added to the system pool.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -80,7 +81,7 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 	res := newResolver(cfg.DNSServer)
 	d := &dialer{
 		res:     res,
-		guard:   guard{allowPrivate: cfg.AllowPrivate, allow: cfg.AllowCIDRs},
+		guard:   netguard.New(netguard.Config{AllowPrivate: cfg.AllowPrivate, Allow: cfg.AllowCIDRs}),
 		portMap: cfg.PortMap,
 		net:     net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second},
 	}

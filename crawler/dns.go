@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 )
 
 // resolver answers every lookup of the crawler: A/AAAA for the dialer and
@@ -208,10 +210,10 @@ func (r *resolver) exchangeUDP(ctx context.Context, c *dns.Client, m *dns.Msg) (
 }
 
 // dialer resolves with the crawler's resolver, applies the port map, checks
-// every address with the SSRF guard, then dials.
+// every address with the network guard, then dials.
 type dialer struct {
 	res     *resolver
-	guard   guard
+	guard   *netguard.Guard
 	portMap map[string]string
 	net     net.Dialer
 }
@@ -233,7 +235,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	var firstErr, dialErr error
 	for _, ip := range ips {
-		if err := d.guard.check(ip); err != nil {
+		if err := d.guard.Check(ip); err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("dial %s: %w", host, err)
 			}

@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 )
 
 // Errors a fetch can end with. Callers branch on them with errors.Is; each
@@ -16,8 +18,9 @@ var (
 	// ErrRobotsUnavailable: the host's robots.txt answered 429 or 5xx; RFC
 	// 9309 says to assume complete disallow until it recovers.
 	ErrRobotsUnavailable = errors.New("robots.txt unavailable")
-	// ErrSSRFBlocked: the host resolved only to addresses the SSRF guard refuses.
-	ErrSSRFBlocked = errors.New("address refused by ssrf guard")
+	// ErrSSRFBlocked: the host resolved only to addresses the network guard
+	// (package netguard) refuses.
+	ErrSSRFBlocked = netguard.ErrBlocked
 	// ErrRedirectLoop: a redirect pointed back to a URL already in the chain.
 	ErrRedirectLoop = errors.New("redirect loop")
 	// ErrTooManyRedirects: the redirect chain was longer than Config.MaxRedirects.

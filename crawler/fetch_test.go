@@ -89,6 +89,47 @@ func TestSSRFGuard(t *testing.T) {
 	}
 }
 
+// TestSSRFGuardEmbeddedIPv4 dials addresses that carry a loopback or private
+// IPv4 inside IPv6 (NAT64, 6to4, IPv4-compatible, site-local): all are
+// refused by the guard, before any connection, even with loopback opened by
+// --allow-cidr (opening 127.0.0.0/8 does not open NAT64 or 6to4).
+func TestSSRFGuardEmbeddedIPv4(t *testing.T) {
+	web := startWeb(t)
+	for _, mode := range []struct {
+		name  string
+		allow []string
+	}{{"public", nil}, {"loopback allowed", []string{"127.0.0.0/8"}}} {
+		cfg := webConfig(web)
+		cfg.AllowPrivate = false
+		cfg.AllowCIDRs = mustPrefixes(mode.allow...)
+		cfg.MaxAttempts = 1
+		var seeds []string
+		for _, ip := range []string{
+			"64:ff9b::7f00:1",    // NAT64 of 127.0.0.1
+			"64:ff9b::a00:1",     // NAT64 of 10.0.0.1
+			"64:ff9b::a9fe:a9fe", // NAT64 of 169.254.169.254
+			"64:ff9b:1::7f00:1",  // local-use NAT64 of 127.0.0.1
+			"2002:7f00:1::1",     // 6to4 over 127.0.0.1
+			"2002:a9fe:a9fe::1",  // 6to4 over 169.254.169.254
+			"::7f00:1",           // IPv4-compatible 127.0.0.1
+			"fec0::1",            // site-local
+			"2001:db8::1",        // documentation
+			"100::1",             // discard-only
+		} {
+			seeds = append(seeds, fmt.Sprintf("http://[%s]:%d%s", ip, web.HTTPPort, fixtures.PathWellKnown))
+		}
+		rep := crawl(t, newCrawler(t, cfg, &collector{}), seeds...)
+		if len(rep.Catalogs) != len(seeds) {
+			t.Fatalf("%s: %d catalogs reported, want %d", mode.name, len(rep.Catalogs), len(seeds))
+		}
+		for _, c := range rep.Catalogs {
+			if c.Status != normalize.StatusFailed || c.Reason != crawler.ReasonSSRFBlocked {
+				t.Errorf("%s: %s is %s %q (%s), want failed ssrf_blocked", mode.name, c.URL, c.Status, c.Reason, c.Error)
+			}
+		}
+	}
+}
+
 func TestHostHeadersAndHostPatterns(t *testing.T) {
 	web := startWeb(t)
 	web.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{RequireAuthorization: "Bearer s3cret"})
