@@ -1,8 +1,9 @@
 // Package federation is Agent Finder's client to upstream registries (Agent
 // Finder §8): the registry book (configured, crawled and DNS-learned
 // registries), fan-out with deadlines, reciprocal rank fusion, deduplication,
-// loop prevention and referrals. It imports normalize only (of ours);
-// searchapi calls it and it must not import searchapi, ingest or crawler.
+// loop prevention and referrals. Of ours it imports normalize and the leaf
+// address guard crawler/netguard; searchapi calls it and it must not import
+// searchapi, ingest or crawler itself.
 //
 // Decisions the spec leaves open:
 //   - Ranking: sources are fused by reciprocal rank (k=60) on position;
@@ -17,8 +18,10 @@
 //     the endpoint) and receivedAt (xu §10).
 //   - Learned registries (crawled, DNS, named in answers) are referred to;
 //     they are federated to only with Config.FederateLearned or a matching
-//     Config.FederateHosts pattern, and through the SSRF guard unless
-//     Config.AllowPrivate.
+//     Config.FederateHosts pattern.
+//   - Every upstream, configured or learned, is dialled through the network
+//     guard (crawler/netguard) on every hop: non-public addresses only
+//     when Config.AllowPrivate or Config.AllowCIDRs opens them.
 //   - Referrals are ranked by query terms found in a registry's name (3),
 //     tags (2), description or host (1); ties keep configured ones first.
 //   - Page tokens carry every source's position (its own token and an

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -39,24 +40,29 @@ type Registry struct {
 	Learned     string   // Learned* constant
 }
 
-// Trusted reports whether the registry was configured by the operator (no
-// SSRF guard, publisher verification claims honored).
+// Trusted reports whether the registry was configured by the operator
+// (publisher verification claims honored; the network guard applies to all).
 func (r Registry) Trusted() bool { return r.Learned == LearnedConfigured }
 
 // Book is the registry book: the registries known and how each was learned.
 // It is safe for concurrent use.
 type Book struct {
-	allowPrivate bool
+	guard *netguard.Guard
 
 	mu   sync.RWMutex
 	regs map[string]*Registry // by EndpointKey
 	seq  []string             // keys in insertion order
 }
 
-// NewBook returns an empty book. allowPrivate lets learned registries use
-// loopback and private addresses.
-func NewBook(allowPrivate bool) *Book {
-	return &Book{allowPrivate: allowPrivate, regs: map[string]*Registry{}}
+// NewBook returns an empty book whose registries must name addresses guard
+// allows (nil: the default guard, public addresses only). The check here
+// covers literal addresses, so a bad entry is refused when it is learned;
+// the federator's dialer checks every address actually connected to.
+func NewBook(guard *netguard.Guard) *Book {
+	if guard == nil {
+		guard = netguard.New(netguard.Config{})
+	}
+	return &Book{guard: guard, regs: map[string]*Registry{}}
 }
 
 // errNotRegistryURL reports a registry URL that cannot be used.
@@ -112,11 +118,15 @@ func (b *Book) add(r Registry) {
 }
 
 // AddConfigured adds a trusted, operator-configured upstream (as
-// Config.Upstreams does): no SSRF guard, federated to in auto mode.
+// Config.Upstreams does): federated to in auto mode. A literal address the
+// guard refuses is an error naming it.
 func (b *Book) AddConfigured(raw string) error {
 	ep, err := SearchEndpoint(raw)
 	if err != nil {
 		return err
+	}
+	if err := b.checkLiteral(ep); err != nil {
+		return fmt.Errorf("upstream %q: %w (open it with an allowed CIDR)", raw, err)
 	}
 	b.add(Registry{
 		Endpoint:    ep,
@@ -180,24 +190,34 @@ func (b *Book) AddDNS(domain, endpoint string) error {
 	return nil
 }
 
-// learnedEndpoint applies the static part of the SSRF guard to a learned
+// learnedEndpoint applies the static part of the network guard to a learned
 // registry URL (the dialer checks the addresses actually connected to).
 func (b *Book) learnedEndpoint(raw string) (string, error) {
 	ep, err := SearchEndpoint(raw)
 	if err != nil {
 		return "", err
 	}
-	if !b.allowPrivate {
-		u, _ := url.Parse(ep)
-		h := u.Hostname()
-		if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
-			return "", fmt.Errorf("registry url %q: %w", raw, errForbiddenAddress)
-		}
-		if a, err := netip.ParseAddr(h); err == nil && forbiddenAddr(a) {
-			return "", fmt.Errorf("registry url %q: %w", raw, errForbiddenAddress)
-		}
+	if err := b.checkLiteral(ep); err != nil {
+		return "", fmt.Errorf("registry url %q: %w", raw, err)
 	}
 	return ep, nil
+}
+
+// checkLiteral refuses an endpoint whose host is a literal address the
+// guard refuses, or a localhost name the guard would refuse once resolved.
+func (b *Book) checkLiteral(ep string) error {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return err
+	}
+	h := strings.ToLower(u.Hostname())
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return b.guard.Check(netip.IPv6Loopback())
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return b.guard.Check(a)
+	}
+	return nil
 }
 
 // Registries returns a snapshot of the book in insertion order.

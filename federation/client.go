@@ -10,16 +10,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/normalize"
 )
-
-// errForbiddenAddress is the SSRF guard refusing a learned registry's address.
-var errForbiddenAddress = errors.New("address not allowed for a learned registry")
 
 // errTooLarge reports an upstream body over MaxResponseBytes.
 var errTooLarge = errors.New("response larger than 1 MiB")
@@ -32,40 +28,15 @@ type statusError struct{ code int }
 
 func (e *statusError) Error() string { return fmt.Sprintf("http status %d", e.code) }
 
-// forbiddenPrefixes are ranges the netip predicates do not cover.
-var forbiddenPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-}
-
-// forbiddenAddr reports addresses a learned registry may not resolve to:
-// loopback, private, link-local, multicast, unspecified and similar.
-func forbiddenAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return true
-	}
-	for _, p := range forbiddenPrefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// newHTTPClient builds an upstream client. guard installs the SSRF guard in
-// the dialer, so it checks every address actually connected to (DNS
-// rebinding and redirects included) and disables proxies, which would hide
-// the address.
-func newHTTPClient(cfg Config, guard bool) *http.Client {
-	d := &net.Dialer{Timeout: cfg.UpstreamTimeout, KeepAlive: 30 * time.Second}
+// newHTTPClient builds the upstream client. The network guard sits in the
+// dialer, so it checks every address actually connected to, on every
+// redirect hop and whatever DNS answered (rebinding included), for configured
+// and learned upstreams alike. Proxies are off: a proxy would hide the
+// address from the guard.
+func newHTTPClient(cfg Config, guard *netguard.Guard) *http.Client {
+	d := &net.Dialer{Timeout: cfg.UpstreamTimeout, KeepAlive: 30 * time.Second, Control: guard.Control}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 nil,
 		DialContext:           d.DialContext,
 		TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:     true,
@@ -75,23 +46,6 @@ func newHTTPClient(cfg Config, guard bool) *http.Client {
 		TLSHandshakeTimeout:   cfg.UpstreamTimeout,
 		ResponseHeaderTimeout: cfg.UpstreamTimeout,
 		ExpectContinueTimeout: time.Second,
-	}
-	if guard {
-		tr.Proxy = nil
-		d.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			a, err := netip.ParseAddr(host)
-			if err != nil {
-				return err
-			}
-			if forbiddenAddr(a) {
-				return fmt.Errorf("%s: %w", a, errForbiddenAddress)
-			}
-			return nil
-		}
 	}
 	return &http.Client{
 		Transport: tr,

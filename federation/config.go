@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/x509"
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -32,7 +33,10 @@ type Config struct {
 	Name string
 
 	// Upstreams are configured registries (search endpoints or base URLs).
-	// They are trusted: no SSRF guard, always federated to in auto mode.
+	// They are trusted (their publisherVerified claims are relayed, they are
+	// always federated to in auto mode) but, like learned registries, only
+	// reached at addresses the network guard allows: open internal ones
+	// with AllowCIDRs or AllowPrivate.
 	Upstreams []string
 
 	// FederateLearned lets auto mode fan out to registries learned from
@@ -42,9 +46,14 @@ type Config struct {
 	// FederateHosts allows fan-out to learned registries whose host matches
 	// one of these patterns (path.Match syntax, e.g. "*.example.com").
 	FederateHosts []string
-	// AllowPrivate lets learned registries resolve to loopback, private,
-	// link-local, multicast or unspecified addresses (tests, intranets).
+	// AllowPrivate lets upstreams, configured and learned, resolve to
+	// loopback, private, link-local and other non-public unicast addresses
+	// (intranets). Multicast, unspecified and broadcast stay refused.
 	AllowPrivate bool
+	// AllowCIDRs opens these prefixes to upstreams, configured and learned
+	// (an enterprise's internal registries); every other non-public address
+	// stays refused, on every redirect hop.
+	AllowCIDRs []netip.Prefix
 
 	// Budget bounds the whole fan-out of one search; what has not arrived
 	// by then is reported as a timeout. Zero means DefaultBudget.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,6 +86,8 @@ func newInstance(t *testing.T, prefix string, catalogs map[string][]byte, fed fu
 	if fed != nil {
 		fc := fed(in.url)
 		fc.Name = ts.Listener.Addr().String()
+		// Every instance listens on loopback; the guard opens only that.
+		fc.AllowCIDRs = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 		f, err := federation.New(fc, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -5,15 +5,19 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -88,14 +92,18 @@ func TestLoadUpstreamsFile(t *testing.T) {
 }
 
 func TestBookLearnsAndGuards(t *testing.T) {
-	b := NewBook(false)
+	if err := NewBook(nil).AddConfigured("http://127.0.0.1:9/"); !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("configured loopback upstream without an allowed range: %v, want netguard.ErrBlocked", err)
+	}
+	b := NewBook(netguard.New(netguard.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}))
 	if err := b.AddConfigured("http://127.0.0.1:9/"); err != nil {
-		t.Fatalf("configured loopback upstream refused: %v", err)
+		t.Fatalf("configured loopback upstream refused with loopback allowed: %v", err)
 	}
 	n := b.AddFromRecords([]normalize.Record{
 		{Identifier: "urn:ai:travel.example:registry:travel", DisplayName: "Travel Agent Finder", Type: "application/ai-registry", URL: "https://travel.example/finder/", Description: "Flights and hotels"},
 		{Identifier: "urn:ai:evil.example:registry:x", DisplayName: "Private", Type: "application/ai-registry+json", URL: "http://10.0.0.7/search"},
 		{Identifier: "urn:ai:evil.example:registry:y", DisplayName: "Loopback", Type: "application/ai-registry+json", URL: "http://localhost:8080/search"},
+		{Identifier: "urn:ai:evil.example:registry:z", DisplayName: "NAT64 metadata", Type: "application/ai-registry+json", URL: "http://[64:ff9b::a9fe:a9fe]/search"},
 		{Identifier: "urn:ai:acme.com:agent:a", DisplayName: "Not a registry", Type: "application/a2a-agent-card+json", URL: "https://acme.com/a.json"},
 	})
 	if n != 1 {
@@ -104,8 +112,11 @@ func TestBookLearnsAndGuards(t *testing.T) {
 	if err := b.AddDNS("weather.example", "https://finder.weather.example/"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.AddDNS("evil.example", "http://[fe80::1]/"); !errors.Is(err, errForbiddenAddress) {
-		t.Fatalf("AddDNS link-local: %v, want errForbiddenAddress", err)
+	if err := b.AddDNS("evil.example", "http://[fe80::1]/"); !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("AddDNS link-local: %v, want netguard.ErrBlocked", err)
+	}
+	if err := b.AddDNS("evil.example", "http://[2002:a00:1::1]/"); !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("AddDNS 6to4 over 10.0.0.1: %v, want netguard.ErrBlocked", err)
 	}
 	regs := b.Registries()
 	if len(regs) != 3 {
@@ -124,12 +135,16 @@ func TestBookLearnsAndGuards(t *testing.T) {
 			t.Errorf("%s lacks identifier or name: %+v", r.Endpoint, r)
 		}
 	}
-	// The SSRF guard also sits in the dialer: a learned registry cannot
-	// reach loopback even by a name that resolves there.
-	f := newFederator(t, Config{})
+	// The guard also sits in the dialer: no upstream reaches loopback, even
+	// by a name that resolves there.
+	f, err := New(Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
 	srv := newSwapServer(t, listHandler(nil, 0))
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-	if resp, err := f.guarded.Do(req); !errors.Is(err, errForbiddenAddress) {
+	if resp, err := f.client.Do(req); !errors.Is(err, netguard.ErrBlocked) {
 		if resp != nil {
 			resp.Body.Close()
 		}
@@ -739,5 +754,51 @@ func TestEnterpriseCAPool(t *testing.T) {
 				t.Fatalf("outcome %+v, want %s", o, tc.want)
 			}
 		})
+	}
+}
+
+// TestUpstreamRedirectToLoopbackRefused: a configured upstream on 127.0.0.2
+// (opened by AllowCIDRs, as an enterprise opens its internal registry)
+// answers 307 to a service on 127.0.0.1. The guard in the dialer refuses
+// that hop: the service never sees the caller's query, the upstream is
+// reported as an error, and the search still answers with the local hits.
+func TestUpstreamRedirectToLoopbackRefused(t *testing.T) {
+	var victimCalls atomic.Int64
+	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		victimCalls.Add(1)
+		_, _ = w.Write([]byte(`{"results": []}`))
+	}))
+	t.Cleanup(victim.Close)
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listen on 127.0.0.2: %v", err)
+	}
+	var upCalls atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upCalls.Add(1)
+		http.Redirect(w, r, victim.URL+"/search", http.StatusTemporaryRedirect)
+	}))
+	up.Listener.Close()
+	up.Listener = ln
+	up.Start()
+	t.Cleanup(up.Close)
+
+	f := newFederator(t, Config{Upstreams: []string{up.URL}, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
+	local := []Hit{localHit("urn:ai:l.example:one", 50, false)}
+	resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "payroll"}, "", nil, localOf(local))
+	if err != nil {
+		t.Fatalf("search failed with a redirecting upstream: %v", err)
+	}
+	if upCalls.Load() == 0 {
+		t.Fatal("the allowed upstream on 127.0.0.2 was never called")
+	}
+	if n := victimCalls.Load(); n != 0 {
+		t.Fatalf("the redirect target on 127.0.0.1 received %d requests", n)
+	}
+	if len(resp.Upstreams) != 1 || resp.Upstreams[0].Status != StatusError || !strings.Contains(resp.Upstreams[0].Error, "refused") {
+		t.Fatalf("upstream outcomes %+v, want one error naming the refusal", resp.Upstreams)
+	}
+	if got := ids(resp.Results); !slices.Equal(got, []string{"urn:ai:l.example:one"}) {
+		t.Fatalf("results %q, want the local hit", got)
 	}
 }

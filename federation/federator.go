@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 )
 
 // rrfK is the reciprocal rank fusion constant (Cormack et al.): a hit at
@@ -30,11 +32,10 @@ const maxCalls = 32
 // Federator answers searches in auto and referrals mode over the registry
 // book. It is safe for concurrent use; Close releases idle connections.
 type Federator struct {
-	cfg     Config
-	log     *slog.Logger
-	book    *Book
-	trusted *http.Client // configured upstreams
-	guarded *http.Client // learned registries: SSRF guard in the dialer
+	cfg    Config
+	log    *slog.Logger
+	book   *Book
+	client *http.Client // every upstream: the network guard in the dialer
 
 	viaName string // received-by in our Via element: host[:port] when Name is a URL
 
@@ -57,12 +58,12 @@ func New(cfg Config, logger *slog.Logger) (*Federator, error) {
 	if len(cfg.TokenKey) == 0 {
 		cfg.TokenKey = []byte(randomHex(32))
 	}
+	guard := netguard.New(netguard.Config{AllowPrivate: cfg.AllowPrivate, Allow: cfg.AllowCIDRs})
 	f := &Federator{
 		cfg:     cfg,
 		log:     logger.With("component", "federation"),
-		book:    NewBook(cfg.AllowPrivate),
-		trusted: newHTTPClient(cfg, false),
-		guarded: newHTTPClient(cfg, !cfg.AllowPrivate),
+		book:    NewBook(guard),
+		client:  newHTTPClient(cfg, guard),
 		states:  map[string]*upstreamState{},
 		viaName: cfg.Name,
 	}
@@ -92,8 +93,7 @@ func (f *Federator) Name() string { return f.viaName }
 
 // Close releases idle upstream connections.
 func (f *Federator) Close() {
-	f.trusted.CloseIdleConnections()
-	f.guarded.CloseIdleConnections()
+	f.client.CloseIdleConnections()
 }
 
 func (f *Federator) state(endpoint string) *upstreamState {
@@ -445,10 +445,7 @@ func (f *Federator) call(ctx context.Context, sem chan struct{}, idx int, t targ
 		res.outcome.Status, res.outcome.Error = StatusTimeout, "budget exhausted before the call"
 		return res
 	}
-	client := f.trusted
-	if !t.reg.Trusted() {
-		client = f.guarded
-	}
+	client := f.client
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.UpstreamTimeout)
 	defer cancel()
 	sh := bs.getShape()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,9 @@ import (
 	"go.uber.org/goleak"
 )
 
+// loopback is where the tests' upstreams listen.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
 func TestMain(m *testing.M) {
 	// Idle keep-alive connections of the Meilisearch clients the end-to-end
 	// tests use (meilitest offers no way to close them) are not leaks of
@@ -29,8 +33,15 @@ func TestMain(m *testing.M) {
 }
 
 // newFederator builds a Federator closed at the end of the test.
+//
+// Every upstream of these tests listens on loopback, which the network guard
+// refuses by default: unless cfg opens something itself, the loopback
+// ranges (and only those) are opened.
 func newFederator(t testing.TB, cfg Config) *Federator {
 	t.Helper()
+	if !cfg.AllowPrivate && cfg.AllowCIDRs == nil {
+		cfg.AllowCIDRs = loopback
+	}
 	f, err := New(cfg, nil)
 	if err != nil {
 		t.Fatalf("New: %v", err)

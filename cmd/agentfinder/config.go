@@ -205,7 +205,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 }
 
 // parseCIDRs parses the values of a CIDR flag (--allow-cidr,
-// --trusted-proxy); a bare address is a one-address prefix.
+// --federation-allow-cidr, --trusted-proxy; named in errors); a bare address
+// is a one-address prefix.
 func parseCIDRs(flagName string, list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range list {

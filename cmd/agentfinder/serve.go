@@ -70,6 +70,7 @@ type serveOptions struct {
 	upstreamsFile                 string
 	federationBudget              time.Duration
 	federateCrawled               bool
+	federationAllowCIDR           stringList
 	modelDir                      string
 	noEmbeddings                  bool
 	semanticRatio                 float64
@@ -118,6 +119,7 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.StringVar(&o.upstreamsFile, "upstreams-file", "", "`file` of upstream registry URLs, one per line, # comments")
 	fs.DurationVar(&o.federationBudget, "federation-budget", 1500*time.Millisecond, "total time budget of a federated search")
 	fs.BoolVar(&o.federateCrawled, "federate-crawled", false, "also fan out to registries learned by crawling (otherwise they are only referred to)")
+	fs.Var(&o.federationAllowCIDR, "federation-allow-cidr", "let upstream registries, configured or learned, use this private `CIDR` (internal registries; repeatable; --allow-private opens all)")
 	fs.StringVar(&o.modelDir, "model-dir", "./.cache/model", "`directory` of the sentence-embedding model (make model fetches it)")
 	fs.BoolVar(&o.noEmbeddings, "no-embeddings", false, "keyword search only: no vectors, no hybrid search")
 	fs.Float64Var(&o.semanticRatio, "semantic-ratio", 0, "weight of semantic search in hybrid ranking, 0..1 (0: the search API's default)")
@@ -707,11 +709,16 @@ func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
 		}
 		ups = append(ups, more...)
 	}
+	allow, err := parseCIDRs("federation-allow-cidr", o.federationAllowCIDR)
+	if err != nil {
+		return nil, err
+	}
 	cfg := federation.Config{
 		Name:            strings.TrimSuffix(s.publicURL, "/"),
 		Upstreams:       ups,
 		FederateLearned: o.federateCrawled,
 		AllowPrivate:    o.allowPrivate,
+		AllowCIDRs:      allow,
 		Budget:          o.federationBudget,
 		TokenKey:        tokenKey,
 	}

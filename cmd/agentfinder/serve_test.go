@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -17,7 +18,7 @@ func (c *countSink) Put(context.Context, normalize.CatalogResult) error { c.n++;
 func TestRefreshTap(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	sink := &countSink{}
-	book := federation.NewBook(true)
+	book := federation.NewBook(netguard.New(netguard.Config{AllowPrivate: true}))
 	tap := &refreshTap{sink: sink, now: func() time.Time { return now }, book: book}
 	ctx, w := tap.watch(t.Context())
 	other, w2 := tap.watch(t.Context())
