@@ -1,6 +1,9 @@
 package crawler_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"runtime"
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler"
@@ -91,4 +94,56 @@ func hasProblem(ps []normalize.Problem, code string) bool {
 		}
 	}
 	return false
+}
+
+// TestGzipBombIsBounded serves a 256 MiB-inflating gzip stream of about 250 KiB in each way a layer might inflate it
+// (Content-Encoding x-gzip, gzip sent unasked or asked, a Content-Type naming
+// gzip, a .gz path) against a 1 MiB body limit. Each fetch fails with a
+// clear reason, and the crawl allocates a small multiple of the limit, not
+// the inflated size.
+func TestGzipBombIsBounded(t *testing.T) {
+	const limit, inflated = 1 << 20, 256 << 20
+	bomb := fixtures.GzipBomb(inflated)
+	web := startWeb(t)
+	cases := []struct {
+		name, path string
+		b          fixtures.Behavior
+		reason     string
+	}{
+		{"content-encoding x-gzip", "/bomb-x.json", fixtures.Behavior{Body: bomb, Header: map[string]string{"Content-Encoding": "x-gzip"}}, crawler.ReasonTooLarge},
+		{"content-encoding gzip", "/bomb-gzip.json", fixtures.Behavior{Body: bomb, Header: map[string]string{"Content-Encoding": "gzip"}}, crawler.ReasonTooLarge},
+		{"content-encoding GZIP, spaced", "/bomb-upper.json", fixtures.Behavior{Body: bomb, Header: map[string]string{"Content-Encoding": " GZIP "}}, crawler.ReasonTooLarge},
+		{"empty members over the limit", "/bomb-members.json", fixtures.Behavior{Body: emptyMembers(limit + 1), Header: map[string]string{"Content-Encoding": "x-gzip"}}, crawler.ReasonTooLarge},
+		{"content-type gzip", "/bomb-type.json", fixtures.Behavior{Body: bomb, ContentType: "application/gzip"}, crawler.ReasonNotJSON},
+		{"gz path", "/ai-catalog.xml.gz", fixtures.Behavior{Body: bomb, ContentType: "application/octet-stream"}, crawler.ReasonNotJSON},
+	}
+	cfg := webConfig(web)
+	cfg.MaxBodySize = limit
+	c := newCrawler(t, cfg, &collector{})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			web.Script(fixtures.HostBroken, tc.path, tc.b)
+			u := web.URL(fixtures.HostBroken, tc.path)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rep := crawl(t, c, u)
+			runtime.ReadMemStats(&after)
+			got, ok := find(rep, u)
+			if !ok || got.Status != normalize.StatusFailed || got.Reason != tc.reason {
+				t.Fatalf("%s: %+v, want failed %s", u, got, tc.reason)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+				t.Fatalf("fetching the bomb allocated %d MiB (limit %d MiB, inflated %d MiB)", alloc>>20, limit>>20, inflated>>20)
+			}
+		})
+	}
+}
+
+// emptyMembers is a gzip stream of at least n bytes that inflates to nothing.
+func emptyMembers(n int) []byte {
+	var one bytes.Buffer
+	zw := gzip.NewWriter(&one)
+	zw.Close()
+	return bytes.Repeat(one.Bytes(), n/one.Len()+1)
 }

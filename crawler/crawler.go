@@ -102,7 +102,7 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 		IdleConnTimeout:       30 * time.Second,
 		TLSHandshakeTimeout:   cfg.Timeout,
 		ResponseHeaderTimeout: cfg.Timeout,
-		DisableCompression:    false, // gzip, decoded (and size-limited) transparently
+		DisableCompression:    false, // gzip, decoded (and size-limited) transparently; see inflateTransport
 	}
 	c := &Crawler{
 		cfg:       cfg,
@@ -111,7 +111,7 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 		res:       res,
 		transport: tr,
 		client: &http.Client{
-			Transport: tr,
+			Transport: &inflateTransport{rt: tr, limit: cfg.MaxBodySize},
 			Timeout:   cfg.Timeout,
 			// Redirects are followed by the crawl itself, one hop at a
 			// time, so every hop passes robots.txt and host patterns and
