@@ -38,6 +38,17 @@ type Sink interface {
 	Put(ctx context.Context, res normalize.CatalogResult) error
 }
 
+// Holder is an optional interface of a Sink. Holds reports whether the sink
+// has durably applied a successful fetch of catalog (the final URL of a
+// CatalogResult): a result only queued, or whose write failed, is not held.
+// The crawler uses and exports a conditional GET validator only for catalogs
+// its sink holds, so a 304 never stands in for records the sink has not
+// written (a restart while its store was down would otherwise lose them
+// until the publisher changes the catalog). A Sink without it holds all.
+type Holder interface {
+	Holds(catalog string) bool
+}
+
 // Crawler discovers and fetches catalogs. It is safe for concurrent Crawl
 // calls; conditional GET state persists across calls. Call Close when done
 // to release idle connections.
@@ -143,15 +154,21 @@ func (c *Crawler) HTTPClient() *http.Client {
 }
 
 // Validators returns a copy of the conditional GET state, keyed by catalog
-// URL, for the scheduler to persist.
+// URL, for the scheduler to persist: only the validators of catalogs the
+// sink holds (see Holder).
 func (c *Crawler) Validators() map[string]Validator {
 	c.valMu.Lock()
-	defer c.valMu.Unlock()
-	out := make(map[string]Validator, len(c.validators))
+	all := make(map[string]Validator, len(c.validators))
 	for k, v := range c.validators {
-		out[k] = v
+		all[k] = v
 	}
-	return out
+	c.valMu.Unlock()
+	for k, v := range all {
+		if !c.holds(k, v) {
+			delete(all, k)
+		}
+	}
+	return all
 }
 
 // SetValidators replaces the conditional GET state (e.g. loaded at start).
@@ -164,11 +181,29 @@ func (c *Crawler) SetValidators(m map[string]Validator) {
 	}
 }
 
+// validator returns the state kept for catalog URL u, when its sink holds
+// that catalog's result.
 func (c *Crawler) validator(u string) (Validator, bool) {
 	c.valMu.Lock()
-	defer c.valMu.Unlock()
 	v, ok := c.validators[u]
-	return v, ok
+	c.valMu.Unlock()
+	if !ok || !c.holds(u, v) {
+		return Validator{}, false
+	}
+	return v, true
+}
+
+// holds asks the sink whether it holds the catalog fetched from u (its final
+// URL v.URL after redirects).
+func (c *Crawler) holds(u string, v Validator) bool {
+	h, ok := c.sink.(Holder)
+	if !ok {
+		return true
+	}
+	if v.URL != "" {
+		u = v.URL
+	}
+	return h.Holds(u)
 }
 
 func (c *Crawler) setValidator(u string, v Validator) {

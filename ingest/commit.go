@@ -290,6 +290,7 @@ func (c *commitRun) report() {
 			s.LastError = c.lastErr.Error()
 		}
 	})
+	ix.markHeld(b.results)
 	if ix.cfg.OnResult != nil {
 		for _, ar := range b.results {
 			ix.cfg.OnResult(ar.Catalog, ar)

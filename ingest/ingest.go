@@ -197,6 +197,8 @@ type Indexer struct {
 	once    sync.Once
 	runErr  error
 
+	held heldSet // catalogs durably written; read by Holds from any goroutine
+
 	// Worker-owned state.
 	docs map[string]*docMeta
 	srcs map[string]*source
@@ -257,6 +259,7 @@ func (ix *Indexer) setup(ctx context.Context) error {
 	if err := ix.load(ctx); err != nil {
 		return err
 	}
+	ix.loadHeld()
 	changed, reembed, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), ix.optOutVectors)
 	if err != nil {
 		return err

@@ -552,8 +552,20 @@ func (t *refreshTap) Put(ctx context.Context, res normalize.CatalogResult) error
 	return t.sink.Put(ctx, res)
 }
 
+// Holds passes the crawler's question on to the sink (see crawler.Holder),
+// so a validator is used and kept only once ingest wrote the catalog.
+func (t *refreshTap) Holds(catalog string) bool {
+	h, ok := t.sink.(crawler.Holder)
+	return !ok || h.Holds(catalog)
+}
+
+var (
+	_ crawler.Holder = (*refreshTap)(nil)
+	_ crawler.Holder = (*ingest.Indexer)(nil)
+)
+
 // validatorState persists the crawler's conditional-GET validators in the
-// scheduler's state file.
+// scheduler's state file (only those of catalogs ingest has written).
 type validatorState struct{ c *crawler.Crawler }
 
 func (v validatorState) MarshalState() ([]byte, error) { return json.Marshal(v.c.Validators()) }
