@@ -14,7 +14,8 @@
 //     local one, then the earliest source's. Only configured (trusted)
 //     upstreams can claim publisherVerified.
 //   - Provenance: upstream results get source (the endpoint we asked),
-//     originService (the upstream's own originService or source label, else
+//     originService (the upstream's own originService or source label when
+//     it is an http(s) URL, else
 //     the endpoint) and receivedAt (xu §10).
 //   - Learned registries (crawled, DNS, named in answers) are referred to;
 //     they are federated to only with Config.FederateLearned or a matching

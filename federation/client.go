@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -274,9 +275,9 @@ func validHit(m map[string]json.RawMessage, endpoint string, trusted bool, now t
 	if json.Unmarshal(m["score"], &score) != nil {
 		score = 0
 	}
-	origin := stringField(m, "originService")
+	origin := httpURL(stringField(m, "originService"))
 	if origin == "" {
-		origin = stringField(m, "source")
+		origin = httpURL(stringField(m, "source"))
 	}
 	if origin == "" {
 		origin = endpoint
@@ -294,6 +295,17 @@ func validHit(m map[string]json.RawMessage, endpoint string, trusted bool, now t
 		OriginService: origin,
 		ReceivedAt:    now,
 	}, true
+}
+
+// httpURL returns s when it is an absolute http(s) URL with a host and no
+// user info, else "": an upstream's provenance label is passed on to our
+// clients (web page included), so a javascript: or data: URL never is.
+func httpURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return s
 }
 
 // wellFormed checks the §4.2 shape before normalize sees the entry:

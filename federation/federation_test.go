@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -382,8 +383,10 @@ func TestHFChallengeRegistry(t *testing.T) {
 	if got := ids(resp.Results); !slices.Equal(got, want) {
 		t.Fatalf("results %q, want %q", got, want)
 	}
+	// The captured upstream labels its results "agentfinder:challenge":
+	// not an http(s) URL, so the endpoint asked stands in for it.
 	for _, h := range resp.Results {
-		if h.Source != root || field(t, h, "originService") != "agentfinder:challenge" {
+		if h.Source != root || field(t, h, "originService") != root {
 			t.Fatalf("%s source %s origin %s", h.Identifier, h.Source, field(t, h, "originService"))
 		}
 	}
@@ -800,5 +803,46 @@ func TestUpstreamRedirectToLoopbackRefused(t *testing.T) {
 	}
 	if got := ids(resp.Results); !slices.Equal(got, []string{"urn:ai:l.example:one"}) {
 		t.Fatalf("results %q, want the local hit", got)
+	}
+}
+
+// TestOriginServiceOnlyHTTP: an upstream's originService (or source label)
+// leaves this server only when it is an http(s) URL; anything else
+// (javascript:, data:, a bare label) is replaced by the endpoint asked.
+func TestOriginServiceOnlyHTTP(t *testing.T) {
+	cases := []struct{ origin, want string }{
+		{"javascript:alert(document.cookie)", ""},
+		{"JavaScript:alert(1)", ""},
+		{"data:text/html,<script>alert(1)</script>", ""},
+		{"//evil.example/x", ""},
+		{"https://user:pw@evil.example/", ""},
+		{"agentfinder:challenge", ""},
+		{"https://origin.example/registry", "https://origin.example/registry"},
+	}
+	var hits []map[string]any
+	for i, tc := range cases {
+		e := entry(fmt.Sprintf("urn:ai:o.example:agent:%d", i), "origin case")
+		e["originService"] = tc.origin
+		hits = append(hits, e)
+	}
+	up := newSwapServer(t, listHandler(hits, 0))
+	f := newFederator(t, Config{Upstreams: []string{up.URL}})
+	resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "origin", PageSize: 20}, "", nil, localOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != len(cases) {
+		t.Fatalf("%d results, want %d", len(resp.Results), len(cases))
+	}
+	for _, h := range resp.Results {
+		var i int
+		fmt.Sscanf(h.Identifier, "urn:ai:o.example:agent:%d", &i)
+		want := cases[i].want
+		if want == "" {
+			want = up.URL + "/search"
+		}
+		if got := field(t, h, "originService"); got != want {
+			t.Errorf("upstream originService %q relayed as %q, want %q", cases[i].origin, got, want)
+		}
 	}
 }
