@@ -169,6 +169,7 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 	}
 	cr.Status = normalize.StatusOK
 	cr.Records = r.Records
+	cr.Rejected = r.Rejected
 	cr.Links = r.Links
 	if !s.c.cfg.DisableEnrichment && len(r.Artifacts) > 0 {
 		cr.Problems = append(cr.Problems, s.enrich(ctx, cr.Records, r.Artifacts)...)

@@ -135,15 +135,19 @@ func (c *Config) defaults() {
 
 // ApplyResult is what applying one CatalogResult did to the index.
 type ApplyResult struct {
-	Catalog     string
-	Status      normalize.FetchStatus
-	Upserted    int // records written (new or changed)
-	Unchanged   int // records whose content hash had not changed
-	Deleted     int // records this catalog no longer lists, deleted
-	Conflicts   []Conflict
+	Catalog   string
+	Status    normalize.FetchStatus
+	Upserted  int // records written (new or changed)
+	Unchanged int // records whose content hash had not changed
+	Deleted   int // records this catalog no longer lists, deleted
+	Conflicts []Conflict
+	// Kept lists the identifiers the catalog still lists but whose entries
+	// are invalid now: their last good records were kept, not deleted.
+	Kept        []string
 	MarkedStale int // records marked stale by this result
 	Recovered   int // stale records made fresh again
-	// Problems holds one CodeConflict problem per losing write.
+	// Problems holds one CodeConflict problem per losing write and one
+	// CodeKeptLastGood problem per entry in Kept.
 	Problems []normalize.Problem
 	// Err is set when writing this result's changes failed for good (a
 	// Meilisearch task failed, or the indexer was closed before the write).

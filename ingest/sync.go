@@ -312,6 +312,7 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 	}
 
 	if status == normalize.StatusOK {
+		ix.keepRejected(src, res, seen, &ar)
 		for id := range src.owned {
 			if _, ok := seen[id]; ok {
 				continue
@@ -399,4 +400,27 @@ func recordHash(rec normalize.Record) string {
 	raw, _ := json.Marshal(rec)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
+}
+
+// keepRejected marks the entries res still lists but that are invalid now
+// as seen, so their last good records (or losing claims) are not deleted as
+// vanished, and reports each record kept.
+func (ix *Indexer) keepRejected(src *source, res *normalize.CatalogResult, seen map[string]struct{}, ar *ApplyResult) {
+	for _, ident := range res.Rejected {
+		id := normalize.DocID(ident)
+		if _, listed := seen[id]; listed {
+			continue
+		}
+		seen[id] = struct{}{}
+		if _, owned := src.owned[id]; !owned {
+			continue
+		}
+		ar.Kept = append(ar.Kept, ident)
+		ix.st.logger.Warn("entry invalid now: last good record kept", "catalog", res.Catalog, "identifier", ident)
+		ar.Problems = append(ar.Problems, normalize.Problem{
+			Path: fmt.Sprintf("$.entries[?(@.identifier==%q)]", ident), Code: normalize.CodeKeptLastGood,
+			Severity: normalize.SeverityWarning,
+			Message:  fmt.Sprintf("%s: the entry is invalid now; the last good record is kept", ident),
+		})
+	}
 }

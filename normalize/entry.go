@@ -133,6 +133,9 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 	}
 
 	if bad {
+		if rec.Identifier != "" {
+			p.res.Rejected = append(p.res.Rejected, rec.Identifier)
+		}
 		// The entry is dropped, but an inline catalog's children are
 		// entries of their own: they are still validated and kept.
 		if rec.Type == TypeAICatalog && rec.Data != nil && firstByte(rec.Data) == '{' {

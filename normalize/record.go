@@ -127,6 +127,7 @@ const (
 	CodePublisherUnverified = "publisher_unverified"
 	CodeTrustDomainMismatch = "trust_domain_mismatch"
 	CodeConflict            = "conflict"         // ingest: a losing write when two catalogs publish one identifier
+	CodeKeptLastGood        = "kept_last_good"   // ingest: an entry became invalid; its last good record is kept
 	CodeInvalidArtifact     = "invalid_artifact" // an artifact document could not be used to enrich its entry
 	CodeUnexpectedMediaType = "unexpected_media_type"
 )
@@ -173,6 +174,10 @@ type CatalogResult struct {
 	Problems   []Problem     `json:"problems,omitempty"`
 	Links      []Link        `json:"links,omitempty"`
 	Registries []Record      `json:"registries,omitempty"` // entries of type application/ai-registry (also in Records)
+	// Rejected names the identifiers of entries the catalog still lists but
+	// that are invalid now (see Result.Rejected): ingest keeps their last
+	// good records instead of deleting them as vanished.
+	Rejected []string `json:"rejected,omitempty"`
 }
 
 // Problem codes added by the normalize implementation.

@@ -22,6 +22,10 @@ type Result struct {
 	Problems  []Problem  // everything wrong, with JSON paths
 	Links     []Link     // catalogs to follow (nested by url, collections)
 	Artifacts []Artifact // entries whose url points to a mappable artifact
+	// Rejected holds the identifiers of entries left out as invalid (those
+	// that name one): the publisher still lists them, so a consumer keeps
+	// the last good record it has for each rather than deleting it.
+	Rejected []string
 }
 
 // Manifest is the parsed top level of an ai-catalog.json document. Unknown
