@@ -748,7 +748,9 @@ func TestEnterpriseCAPool(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFederator(t, Config{Upstreams: []string{up.URL}, RootCAs: tc.cas})
+			// A generous budget: loading the system roots on a busy machine
+			// under -race can take longer than the default second.
+			f := newFederator(t, Config{Upstreams: []string{up.URL}, RootCAs: tc.cas, Budget: 10 * time.Second, UpstreamTimeout: 10 * time.Second})
 			resp, err := f.Search(t.Context(), ModeAuto, Query{Text: "x"}, "", nil, localOf(nil))
 			if err != nil {
 				t.Fatal(err)
