@@ -268,8 +268,9 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// Handler returns the server's HTTP handler: correlation ids, Via and
-// method checks around the routes.
+// Handler returns the server's HTTP handler: correlation ids, Via, the
+// per-client rate limit (Config.RateLimit) and method checks around the
+// routes.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cid := r.Header.Get("X-Correlation-ID")
