@@ -154,6 +154,17 @@ func TestSearchErrors(t *testing.T) {
 			}
 		})
 	}
+	// A 405 names the methods the path takes.
+	for _, tc := range []struct{ method, path, allow string }{
+		{"GET", "/search", "POST"},
+		{"DELETE", "/agents/x", "GET, HEAD"},
+		{"POST", "/healthz", "GET, HEAD"},
+	} {
+		resp := f.do(tc.method, tc.path, nil, nil, nil)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.allow)
+		}
+	}
 }
 
 // TestFilterInjection sends values that look like filter syntax through every

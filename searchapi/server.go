@@ -342,18 +342,34 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// handleFallback answers what no route matched: a known path with the wrong
-// method is 405, anything else 404, both in the error model.
+// handleFallback answers what no route matched: a path some route serves
+// with other methods is 405 with Allow, anything else 404 (the error page
+// for a browser, else the error model).
 func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
-	switch p := r.URL.Path; {
-	case p == "/search" || p == "/explore" || p == "/agents" || p == "/healthz" || p == "/readyz" ||
-		p == "/openapi.json" || p == "/.well-known/ai-catalog.json" || strings.HasPrefix(p, "/agents/"):
-		s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + p})
-	case prefersHTML(r):
-		s.writeErrorPage(w, r, errNotFound)
-	default:
-		s.writeError(w, r, errNotFound)
+	if allow := s.allowedMethods(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
+		return
 	}
+	if prefersHTML(r) {
+		s.writeErrorPage(w, r, errNotFound)
+		return
+	}
+	s.writeError(w, r, errNotFound)
+}
+
+// allowedMethods lists the methods a route serves r's path with, asking
+// the mux itself (so new routes need no second list here).
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := *r
+		probe.Method = m
+		if _, pattern := s.mux.Handler(&probe); pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 func validCorrelationID(id string) bool {
