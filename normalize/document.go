@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,8 +19,12 @@ type Document struct {
 	// out; searches leave stale records out by default.
 	Stale bool `json:"stale"`
 	// PublisherNames holds what the publisher filter matches, lower-case: the
-	// URN publisher domain, the host identifier and the host display name.
+	// URN publisher domain, the host identifier, the host display name and
+	// the artifact's provider.
 	PublisherNames []string `json:"publisherNames,omitempty"`
+	// Languages are the natural languages the entry supports, lower-case
+	// (constraints.supported_languages of ADP, HAIDIP and xu artifacts).
+	Languages []string `json:"languages,omitempty"`
 	// SourceCatalog is Source.Catalog, flattened for filtering by catalog.
 	SourceCatalog string `json:"sourceCatalog,omitempty"`
 	// UpdatedAtTs, IndexedAtTs and ExpiresAtTs are Unix seconds for sorting
@@ -71,6 +76,8 @@ func NewDocument(rec Record, now time.Time) Document {
 		add(rec.Host.Identifier)
 		add(rec.Host.DisplayName)
 	}
+	add(rec.Provider)
+	d.Languages = languages(rec.Constraints["supported_languages"])
 	if t, ok := ParseTime(rec.UpdatedAt); ok {
 		d.UpdatedAtTs = t.Unix()
 	}
@@ -78,6 +85,31 @@ func NewDocument(rec Record, now time.Time) Document {
 		d.ExpiresAtTs = t.Unix()
 	}
 	return d
+}
+
+// languages reads a supported_languages constraint (a list of strings or
+// one string, as decoded from JSON or set by a mapper) as lower-case codes.
+func languages(v any) []string {
+	var in []string
+	switch l := v.(type) {
+	case string:
+		in = []string{l}
+	case []string:
+		in = l
+	case []any:
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				in = append(in, s)
+			}
+		}
+	}
+	var out []string
+	for _, s := range in {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ParseTime reads the timestamp spellings seen in catalogs and accepted in

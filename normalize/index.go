@@ -25,6 +25,7 @@ const (
 	FieldPublisher         = "publisher"
 	FieldPublisherNames    = "publisherNames"
 	FieldPublisherVerified = "publisherVerified"
+	FieldLanguages         = "languages"
 	FieldStatus            = "status"
 	FieldStale             = "stale"
 	FieldSourceCatalog     = "sourceCatalog"
@@ -116,6 +117,7 @@ var FilterFields = map[string]FilterField{
 	"updatedAt":         {FieldUpdatedAtTs, KindTime, false},
 	"indexedAt":         {FieldIndexedAtTs, KindTime, false},
 	"expiresAt":         {FieldExpiresAtTs, KindTime, false},
+	"languages":         {FieldLanguages, KindList, true},
 }
 
 // FacetFields are the fields whose values POST /explore counts, by the name
@@ -129,6 +131,7 @@ var FacetFields = map[string]string{
 	"protocols":    FieldProtocols,
 	"capabilities": FieldCapabilities,
 	"skills":       FieldSkills,
+	"languages":    FieldLanguages,
 }
 
 // SortFields are the fields a browse can be ordered by, by the name clients

@@ -29,13 +29,8 @@ var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 func indexSettings() *meilisearch.Settings {
 	return &meilisearch.Settings{
 		SearchableAttributes: []string{"displayName", "capabilities", "tags", "skillNames", "representativeQueries", "examples", "description", "publisher"},
-		FilterableAttributes: []string{
-			normalize.FieldType, normalize.FieldPublisher, normalize.FieldPublisherNames, normalize.FieldPublisherVerified,
-			normalize.FieldCompliance, normalize.FieldTags, normalize.FieldSkills, normalize.FieldCapabilities,
-			normalize.FieldProtocols, normalize.FieldStatus, normalize.FieldStale, normalize.FieldSourceCatalog,
-			normalize.FieldExpiresAtTs, normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldIdentifier,
-		},
-		SortableAttributes: []string{normalize.FieldDisplayName, normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs},
+		FilterableAttributes: normalize.FilterableFields(),
+		SortableAttributes:   normalize.SortableFields(),
 	}
 }
 
