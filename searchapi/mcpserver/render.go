@@ -1,0 +1,166 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// WeakScore is the score below which a result is not a good match: when
+// the best result scores under it, the search tool's text says plainly that
+// nothing matches well instead of listing weak hits (the structured content
+// still carries them).
+const WeakScore = 30
+
+// searchAnswer is the part of POST /search's answer the text shows.
+type searchAnswer struct {
+	Results []struct {
+		Identifier  string  `json:"identifier"`
+		DisplayName string  `json:"displayName"`
+		Type        string  `json:"type"`
+		URL         string  `json:"url"`
+		Description string  `json:"description"`
+		Score       float64 `json:"score"`
+		Source      string  `json:"source"`
+	} `json:"results"`
+	Referrals []struct {
+		Identifier  string `json:"identifier"`
+		DisplayName string `json:"displayName"`
+		URL         string `json:"url"`
+	} `json:"referrals"`
+	PageToken string `json:"pageToken"`
+}
+
+// renderSearch is the compact text of a search answer a model reads.
+func renderSearch(text string, body json.RawMessage) string {
+	var a searchAnswer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return string(body)
+	}
+	var b strings.Builder
+	switch {
+	case len(a.Results) == 0:
+		fmt.Fprintf(&b, "Nothing in this registry matches %q. Try other words or fewer filters.\n", text)
+	case a.Results[0].Score < WeakScore:
+		fmt.Fprintf(&b, "Nothing matches %q well: the best of %d results scores %g of 100, too low to rely on. Try other words or fewer filters.\n",
+			text, len(a.Results), a.Results[0].Score)
+	default:
+		fmt.Fprintf(&b, "%d results for %q, best first:\n", len(a.Results), text)
+		for i, r := range a.Results {
+			name := r.DisplayName
+			if name == "" {
+				name = r.Identifier
+			}
+			fmt.Fprintf(&b, "%d. %s (%s) score %g\n   type: %s\n", i+1, name, r.Identifier, r.Score, r.Type)
+			if r.URL != "" {
+				fmt.Fprintf(&b, "   url: %s\n", r.URL)
+			}
+			if d := oneLine(r.Description, 160); d != "" {
+				fmt.Fprintf(&b, "   %s\n", d)
+			}
+			fmt.Fprintf(&b, "   source: %s\n", r.Source)
+		}
+		if a.PageToken != "" {
+			fmt.Fprintf(&b, "More results: call search again with the same arguments and pageToken %q.\n", a.PageToken)
+		}
+	}
+	for _, r := range a.Referrals {
+		name := r.DisplayName
+		if name == "" {
+			name = r.Identifier
+		}
+		fmt.Fprintf(&b, "Also ask: %s at %s\n", name, r.URL)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// oneLine returns the first line of s, at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// renderAgent is the text of a record: the fields a model acts on, then
+// the whole record as JSON.
+func renderAgent(body json.RawMessage) string {
+	var r struct {
+		Identifier  string `json:"identifier"`
+		DisplayName string `json:"displayName"`
+		Type        string `json:"type"`
+		URL         string `json:"url"`
+		Description string `json:"description"`
+		Bindings    []struct {
+			Protocol string `json:"protocol"`
+			URL      string `json:"url"`
+		} `json:"bindings"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return string(body)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)\ntype: %s\n", r.DisplayName, r.Identifier, r.Type)
+	if r.URL != "" {
+		fmt.Fprintf(&b, "url: %s\n", r.URL)
+	}
+	for _, bd := range r.Bindings {
+		if bd.URL != "" {
+			fmt.Fprintf(&b, "endpoint: %s %s\n", bd.Protocol, bd.URL)
+		}
+	}
+	if r.Description != "" {
+		fmt.Fprintf(&b, "%s\n", strings.TrimSpace(r.Description))
+	}
+	fmt.Fprintf(&b, "full record: %s", body)
+	return b.String()
+}
+
+// renderExplore is the text of facet counts, largest first.
+func renderExplore(body json.RawMessage) string {
+	var e struct {
+		Total  int64                     `json:"total"`
+		Facets map[string]map[string]int `json:"facets"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return string(body)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d entries.", e.Total)
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range e.Facets {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, n := range names {
+		type kv struct {
+			k string
+			v int
+		}
+		var vals []kv
+		for k, v := range e.Facets[n] {
+			vals = append(vals, kv{k, v})
+		}
+		slices.SortFunc(vals, func(a, b kv) int {
+			if a.v != b.v {
+				return b.v - a.v
+			}
+			return strings.Compare(a.k, b.k)
+		})
+		parts := make([]string, 0, len(vals))
+		for _, x := range vals {
+			parts = append(parts, fmt.Sprintf("%s (%d)", x.k, x.v))
+		}
+		fmt.Fprintf(&b, "\n%s: %s", n, strings.Join(parts, ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,149 @@
+// Package mcpserver is Agent Finder's MCP server (Agent Finder §7.3): the
+// tools search, get_agent and explore, built with the official MCP Go SDK,
+// answering from a Backend. searchapi serves them on POST /mcp with its own
+// search code as the Backend; `agentfinder mcp` serves them over stdio with
+// a registry's HTTP API (Remote) as the Backend. The package holds no search
+// logic: a tool call becomes the API request it stands for, and the API's
+// answer becomes the tool result. It imports nothing of ours, so searchapi
+// can import it.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Backend answers the tools. Request and response bodies are those of the
+// Agent Finder HTTP API, so a tool call means exactly what the API call
+// means. An answer the caller must see as an error is returned as *Error.
+// Implementations must be safe for concurrent use.
+type Backend interface {
+	// Search runs a POST /search request body and returns the response body.
+	Search(ctx context.Context, request []byte) (json.RawMessage, error)
+	// Agent returns GET /agents/{identifier}'s response body.
+	Agent(ctx context.Context, identifier string) (json.RawMessage, error)
+	// Explore runs a POST /explore request body and returns the response body.
+	Explore(ctx context.Context, request []byte) (json.RawMessage, error)
+}
+
+// Error is an error answer of the Agent Finder API: its error model's code
+// (invalid_request, not_found, unavailable, ...), a message safe to show and
+// the request's correlation id.
+type Error struct {
+	Code          string `json:"code"`
+	Message       string `json:"message"`
+	CorrelationID string `json:"correlationId,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Options configure New. The zero value is usable.
+type Options struct {
+	// Name and Version identify the server to clients. Name defaults to
+	// "agentfinder".
+	Name, Version string
+	// Observe, when set, is called after every tool call with the tool's
+	// name, the outcome ("ok" or the API error code) and how long it took.
+	Observe func(ctx context.Context, tool, code string, d time.Duration)
+}
+
+// New returns an MCP server with the three tools answering from b.
+func New(b Backend, opts Options) *mcp.Server {
+	if opts.Name == "" {
+		opts.Name = "agentfinder"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Agent Finder", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+	})
+	t := &tools{b: b, observe: opts.Observe}
+	mcp.AddTool(srv, searchTool(), t.search)
+	mcp.AddTool(srv, getAgentTool(), t.getAgent)
+	mcp.AddTool(srv, exploreTool(), t.explore)
+	return srv
+}
+
+// HTTPOptions configure Handler.
+type HTTPOptions struct {
+	// MaxBodyBytes bounds a request body; 0 means 64 KiB.
+	MaxBodyBytes int64
+	// AllowAnyHost turns off the SDK's DNS-rebinding guard, which refuses
+	// requests reaching a loopback address with a non-loopback Host header.
+	// Set it when a reverse proxy on the same machine forwards a public name.
+	AllowAnyHost bool
+}
+
+// Handler serves srv over streamable HTTP, stateless (no session between
+// calls) with JSON responses instead of event streams.
+func Handler(srv *mcp.Server, opts HTTPOptions) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 64 << 10
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+		DisableLocalhostProtection: opts.AllowAnyHost,
+	})
+}
+
+// tools are the tool handlers over one Backend.
+type tools struct {
+	b       Backend
+	observe func(ctx context.Context, tool, code string, d time.Duration)
+}
+
+// result turns a backend answer into a tool result: the answer as
+// structured content plus text, or an API error as a tool error the model
+// can read (MCP reports failed tool executions in the result, not as
+// protocol errors).
+func (t *tools) result(ctx context.Context, tool string, start time.Time, body json.RawMessage, err error, text func(json.RawMessage) string) (*mcp.CallToolResult, any, error) {
+	code := "ok"
+	defer func() {
+		if t.observe != nil {
+			t.observe(ctx, tool, code, time.Since(start))
+		}
+	}()
+	if err != nil {
+		var ae *Error
+		if !errors.As(err, &ae) {
+			ae = &Error{Code: "internal", Message: "internal error"}
+		}
+		code = ae.Code
+		msg := ae.Code + ": " + ae.Message
+		if ae.CorrelationID != "" {
+			msg += " (correlationId " + ae.CorrelationID + ")"
+		}
+		return &mcp.CallToolResult{
+			IsError:           true,
+			Content:           []mcp.Content{&mcp.TextContent{Text: msg}},
+			StructuredContent: map[string]*Error{"error": ae},
+		}, nil, nil
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text(body)}},
+		StructuredContent: body,
+	}, nil, nil
+}
+
+func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+	start := time.Now()
+	body, err := t.b.Search(ctx, in.request())
+	return t.result(ctx, "search", start, body, err, func(b json.RawMessage) string { return renderSearch(in.Text, b) })
+}
+
+func (t *tools) getAgent(ctx context.Context, _ *mcp.CallToolRequest, in getAgentInput) (*mcp.CallToolResult, any, error) {
+	start := time.Now()
+	body, err := t.b.Agent(ctx, in.Identifier)
+	return t.result(ctx, "get_agent", start, body, err, renderAgent)
+}
+
+func (t *tools) explore(ctx context.Context, _ *mcp.CallToolRequest, in exploreInput) (*mcp.CallToolResult, any, error) {
+	start := time.Now()
+	body, err := t.b.Explore(ctx, in.request())
+	return t.result(ctx, "explore", start, body, err, renderExplore)
+}
