@@ -183,9 +183,19 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseSearch(&body.searchBody, raw, false)
+	out, err := s.explore(r.Context(), &body, raw)
 	if err != nil {
 		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// explore answers a decoded POST /explore body (raw is the body as sent).
+func (s *Server) explore(ctx context.Context, body *exploreBody, raw []byte) (*exploreResponse, error) {
+	q, err := parseSearch(&body.searchBody, raw, false)
+	if err != nil {
+		return nil, err
 	}
 	names := body.Facets
 	if len(names) == 0 {
@@ -195,21 +205,21 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 	for _, n := range names {
 		f, ok := normalize.FacetFields[n]
 		if !ok {
-			return unsupported("facet %q is not supported", n)
+			return nil, unsupported("facet %q is not supported", n)
 		}
 		fields = append(fields, f)
 	}
-	resp, err := s.rawSearch(r.Context(), s.exploreSearch(q, fields))
+	resp, err := s.rawSearch(ctx, s.exploreSearch(q, fields))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var dist map[string]map[string]int
 	if len(resp.FacetDistribution) > 0 {
 		if err := json.Unmarshal(resp.FacetDistribution, &dist); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	out := exploreResponse{Total: resp.TotalHits, Facets: map[string]map[string]int{}}
+	out := &exploreResponse{Total: resp.TotalHits, Facets: map[string]map[string]int{}}
 	for i, n := range names {
 		m := dist[fields[i]]
 		if m == nil {
@@ -217,6 +227,5 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 		}
 		out.Facets[n] = m
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

@@ -183,6 +183,7 @@ var searchFilters = map[string]searchFilter{
 	"protocols":    {"protocols", opAny},
 	"identifier":   {"identifier", opAny},
 	"status":       {"status", opAny},
+	"languages":    {"languages", opAny},
 }
 
 // newGroup builds a group for a known key from raw values, dropping empty

@@ -20,6 +20,8 @@ type metrics struct {
 	results    prometheus.Histogram
 	embeddings prometheus.Gauge
 	refusals   *prometheus.CounterVec
+	toolCalls  *prometheus.CounterVec
+	toolTime   *prometheus.HistogramVec
 }
 
 // Reasons of agentfinder_http_refused_total.
@@ -57,6 +59,15 @@ func newMetrics(reg prometheus.Registerer, embeddings bool) (*metrics, error) {
 			Name: "agentfinder_embeddings_enabled",
 			Help: "1 when hybrid (semantic) search is on, 0 for keyword search only.",
 		}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentfinder_mcp_tool_calls_total",
+			Help: "MCP tool calls served on /mcp, by tool and outcome (ok or the API error code).",
+		}, []string{"tool", "code"}),
+		toolTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agentfinder_mcp_tool_call_duration_seconds",
+			Help:    "Time to answer an MCP tool call, by tool.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"tool"}),
 	}
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentfinder_http_refused_total",
@@ -68,7 +79,7 @@ func newMetrics(reg prometheus.Registerer, embeddings bool) (*metrics, error) {
 	if embeddings {
 		m.embeddings.Set(1)
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.upstreams, m.results, m.embeddings, m.refusals} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.upstreams, m.results, m.embeddings, m.refusals, m.toolCalls, m.toolTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("searchapi: register metrics: %w", err)
 		}
@@ -115,4 +126,14 @@ func (m *metrics) observeSearch(results int, ups []federation.Outcome) {
 		}
 		m.upstreams.WithLabelValues(st).Inc()
 	}
+}
+
+// observeToolCall counts one MCP tool call; tool is one of the server's
+// tool names and code "ok" or an API error code, which keeps labels bounded.
+func (m *metrics) observeToolCall(tool, code string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.toolCalls.WithLabelValues(tool, code).Inc()
+	m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
 }

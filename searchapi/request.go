@@ -105,17 +105,26 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := unmarshalBody(body, v); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// unmarshalBody decodes a JSON request body into v; what is wrong with it
+// is an invalid_request error.
+func unmarshalBody(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, invalid("request body is empty; want a JSON object")
+		return invalid("request body is empty; want a JSON object")
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
-			return nil, invalid("field %s has the wrong type", ute.Field)
+			return invalid("field %s has the wrong type", ute.Field)
 		}
-		return nil, invalid("request body is not valid JSON for this endpoint")
+		return invalid("request body is not valid JSON for this endpoint")
 	}
-	return body, nil
+	return nil
 }
 
 // parseSearch validates a search body. requireText is false for /explore.

@@ -257,6 +257,11 @@ func (s *Server) routes() {
 	m.Handle("GET /agents", s.api(s.handleList))
 	m.Handle("GET /agents/{identifier...}", s.api(s.handleGet))
 	m.Handle("POST /explore", s.api(s.handleExplore))
+	mcp := s.mcpHandler()
+	m.Handle("POST /mcp", s.api(func(w http.ResponseWriter, r *http.Request) error {
+		mcp.ServeHTTP(w, r)
+		return nil
+	}))
 	m.HandleFunc("GET /.well-known/ai-catalog.json", s.handleSelfCatalog)
 	m.HandleFunc("GET /healthz", s.handleHealthz)
 	m.HandleFunc("GET /readyz", s.handleReadyz)

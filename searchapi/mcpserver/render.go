@@ -47,8 +47,13 @@ func renderSearch(text string, body json.RawMessage) string {
 		fmt.Fprintf(&b, "Nothing matches %q well: the best of %d results scores %g of 100, too low to rely on. Try other words or fewer filters.\n",
 			text, len(a.Results), a.Results[0].Score)
 	default:
-		fmt.Fprintf(&b, "%d results for %q, best first:\n", len(a.Results), text)
+		fmt.Fprintf(&b, "Results for %q, best first:\n", text)
+		weak := 0
 		for i, r := range a.Results {
+			if r.Score < WeakScore {
+				weak++
+				continue
+			}
 			name := r.DisplayName
 			if name == "" {
 				name = r.Identifier
@@ -61,6 +66,9 @@ func renderSearch(text string, body json.RawMessage) string {
 				fmt.Fprintf(&b, "   %s\n", d)
 			}
 			fmt.Fprintf(&b, "   source: %s\n", r.Source)
+		}
+		if weak > 0 {
+			fmt.Fprintf(&b, "(%d weaker matches, scoring under %d, not shown.)\n", weak, WeakScore)
 		}
 		if a.PageToken != "" {
 			fmt.Fprintf(&b, "More results: call search again with the same arguments and pageToken %q.\n", a.PageToken)

@@ -85,7 +85,7 @@ var exploreSchema = json.RawMessage(`{
   "properties": {
     "text": {"type": "string", "maxLength": 1000, "description": "Optional: count only entries matching these words."},` +
 	queryProperties() + `,
-    "facets": {"type": "array", "items": {"type": "string", "enum": ["type", "publisher", "tags", "compliance", "protocols", "capabilities", "skills"]}, "description": "What to count (default type, publisher, tags, compliance)."}
+    "facets": {"type": "array", "items": {"type": "string", "enum": ["type", "publisher", "tags", "compliance", "protocols", "capabilities", "skills", "languages"]}, "description": "What to count (default type, publisher, tags, compliance)."}
   },
   "additionalProperties": false
 }`)

@@ -1,0 +1,58 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRenderSearch(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want, not  []string
+	}{
+		{
+			name: "good and weak",
+			body: `{"results":[{"identifier":"urn:ai:a.example:agent:a","displayName":"A","type":"application/a2a-agent-card+json","url":"https://a.example/a.json","description":"Books flights.\nSecond line.","score":91,"source":"https://r.example"},
+				{"identifier":"urn:ai:b.example:agent:b","displayName":"B","type":"t","score":12,"source":"https://r.example"}],
+				"referrals":[{"identifier":"urn:ai:up.example:registry:r","displayName":"Up","url":"https://up.example/search"}],"pageToken":"tok"}`,
+			want: []string{"1. A (urn:ai:a.example:agent:a) score 91", "url: https://a.example/a.json", "   Books flights.\n", "source: https://r.example",
+				"1 weaker matches", "Also ask: Up at https://up.example/search", `pageToken "tok"`},
+			not: []string{"urn:ai:b.example:agent:b", "Second line"},
+		},
+		{
+			name: "only weak",
+			body: `{"results":[{"identifier":"urn:ai:b.example:agent:b","displayName":"B","type":"t","score":12,"source":"https://r.example"}],"referrals":[]}`,
+			want: []string{`Nothing matches "q" well`},
+			not:  []string{"urn:ai:b.example:agent:b"},
+		},
+		{
+			name: "none",
+			body: `{"results":[],"referrals":[{"identifier":"urn:ai:up.example:registry:r","url":"https://up.example/search"}]}`,
+			want: []string{`Nothing in this registry matches "q"`, "Also ask: urn:ai:up.example:registry:r at https://up.example/search"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := renderSearch("q", []byte(tc.body))
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text lacks %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("text holds %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	if got := oneLine("  ab\ncd", 10); got != "ab" {
+		t.Errorf("first line: %q", got)
+	}
+	if got := oneLine("äöüäöüäöü", 4); got != "äöü…" {
+		t.Errorf("cut: %q", got)
+	}
+}
