@@ -31,7 +31,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
 	for k := range qv {
 		switch k {
-		case "filter", "orderBy", "pageSize", "pageToken", "includeStale":
+		case "filter", "orderBy", "pageSize", "pageToken", "includeStale", "capability", "language":
 		default:
 			return invalid("unknown query parameter %q", k)
 		}
@@ -60,6 +60,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	short, err := shorthandExpr(qv)
+	if err != nil {
+		return err
+	}
+	expr = andExpr(expr, short)
 	sortRules, err := parseOrderBy(qv.Get("orderBy"))
 	if err != nil {
 		return err

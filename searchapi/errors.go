@@ -121,14 +121,29 @@ func newCorrelationID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// errorShape encodes a classified error as one API binding answers errors:
+// Agent Finder's {"error":{...}} (agentFinderError), xu's, HAIDIP's, ADP's.
+type errorShape func(ae *APIError, correlationID string) any
+
+// agentFinderError is the error body of the Agent Finder API (and the
+// default): {"error":{"code","message","correlationId"}}.
+func agentFinderError(ae *APIError, cid string) any {
+	return errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: cid}}
+}
+
 // writeError writes err as the client should see it and logs it once. A
 // request whose client went away gets nothing written and no error logged.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeErrorAs(w, r, err, agentFinderError)
+}
+
+// writeErrorAs is writeError with the body in shape's form.
+func (s *Server) writeErrorAs(w http.ResponseWriter, r *http.Request, err error, shape errorShape) {
 	ae := s.reportError(w, r, err)
 	if ae == nil {
 		return
 	}
-	writeJSON(w, ae.Status, errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: correlationID(r.Context())}})
+	writeJSON(w, ae.Status, shape(ae, correlationID(r.Context())))
 }
 
 // reportError classifies err, logs it once and sets the headers its status

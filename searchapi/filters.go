@@ -65,6 +65,11 @@ func liveExpr(now time.Time) string {
 	return normalize.FieldStale + " = false AND (" + normalize.FieldExpiresAtTs + " = 0 OR " + normalize.FieldExpiresAtTs + " > " + ts + ")"
 }
 
+// sinceExpr keeps records whose Unix-seconds field is at or after t.
+func sinceExpr(field string, t time.Time) string {
+	return field + " >= " + strconv.FormatInt(t.Unix(), 10)
+}
+
 // typeSpellings returns the stored spellings a requested media type matches:
 // the canonical form normalize stores, with and without "+json", so that
 // "application/mcp-server-card+json", "APPLICATION/MCP-SERVER; v=1" and
@@ -98,6 +103,7 @@ func publisherValue(v string) string {
 type filterGroup struct {
 	Key   string   // the request's name for it (tags, requiredTags, type, ...)
 	Field string   // index field
+	Also  []string // more index fields a value may be found in (any of them)
 	Op    groupOp  // any, all, none
 	Vals  []string // normalized values
 }
@@ -129,7 +135,7 @@ func (g filterGroup) expr() string {
 		}
 		return notExpr(orExpr(parts...))
 	}
-	if g.Field == normalize.FieldType {
+	if g.Field == normalize.FieldType || len(g.Also) > 0 {
 		parts := make([]string, len(g.Vals))
 		for i, v := range g.Vals {
 			parts[i] = g.valueExpr(v)
@@ -139,10 +145,18 @@ func (g filterGroup) expr() string {
 	return inExpr(g.Field, g.Vals)
 }
 
-// valueExpr matches one value, expanding media type spellings.
+// valueExpr matches one value, expanding media type spellings and looking
+// in every field of the group.
 func (g filterGroup) valueExpr(v string) string {
 	if g.Field == normalize.FieldType {
 		return inExpr(g.Field, typeSpellings(v))
+	}
+	if len(g.Also) > 0 {
+		parts := []string{eqExpr(g.Field, v)}
+		for _, f := range g.Also {
+			parts = append(parts, eqExpr(f, v))
+		}
+		return orExpr(parts...)
 	}
 	return eqExpr(g.Field, v)
 }
@@ -168,22 +182,39 @@ func valueNorm(f normalize.FilterField) func(string) string {
 type searchFilter struct {
 	name string
 	op   groupOp
+	norm func(string) string // nil: valueNorm of the field
+	also []string            // more index fields a value may be found in
 }
 
 // searchFilters are the filters POST /search and POST /explore understand.
 var searchFilters = map[string]searchFilter{
-	"type":         {"type", opAny},
-	"publisher":    {"publisher", opAny},
-	"compliance":   {"compliance", opAny},
-	"tags":         {"tags", opAny},
-	"requiredTags": {"tags", opAll},
-	"excludedTags": {"tags", opNone},
-	"skills":       {"skills", opAny},
-	"capabilities": {"capabilities", opAny},
-	"protocols":    {"protocols", opAny},
-	"identifier":   {"identifier", opAny},
-	"status":       {"status", opAny},
-	"languages":    {"languages", opAny},
+	"type":         {"type", opAny, nil, nil},
+	"publisher":    {"publisher", opAny, nil, nil},
+	"compliance":   {"compliance", opAny, nil, nil},
+	"tags":         {"tags", opAny, nil, nil},
+	"requiredTags": {"tags", opAll, nil, nil},
+	"excludedTags": {"tags", opNone, nil, nil},
+	"skills":       {"skills", opAny, nil, nil},
+	"capabilities": {"capabilities", opAny, nil, nil},
+	"protocols":    {"protocols", opAny, nil, nil},
+	"identifier":   {"identifier", opAny, nil, nil},
+	"status":       {"status", opAny, nil, nil},
+	"languages":    {"languages", opAny, nil, nil},
+	// capability (HAIDIP): the agent has every value, as a capability, a
+	// tag or a skill (publishers put the same words in any of them).
+	"capability": {"capabilities", opAll, nil, []string{normalize.FieldTags, normalize.FieldSkills}},
+	// skill (ADP): the agent has one of the skill tags, or a child of it
+	// (skills hold every declared skill's parents), or the flat tag.
+	"skill": {"skills", opAny, skillValue, []string{normalize.FieldTags}},
+}
+
+// skillValue reduces an ADP skill tag query to what the skills field holds:
+// "nlp/*" (prefix match) and "nlp" (parent match) both become "nlp", which
+// every agent with a skill under nlp carries.
+func skillValue(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimSuffix(s, "*")
+	return strings.Trim(s, "/")
 }
 
 // newGroup builds a group for a known key from raw values, dropping empty
@@ -195,7 +226,10 @@ func newGroup(key string, vals []string) (filterGroup, bool) {
 	}
 	f := normalize.FilterFields[k.name]
 	norm := valueNorm(f)
-	g := filterGroup{Key: key, Field: f.Field, Op: k.op}
+	if k.norm != nil {
+		norm = k.norm
+	}
+	g := filterGroup{Key: key, Field: f.Field, Also: k.also, Op: k.op}
 	for _, v := range vals {
 		if v = norm(v); v != "" && !slices.Contains(g.Vals, v) {
 			g.Vals = append(g.Vals, v)

@@ -28,7 +28,7 @@ var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 // the tests do not depend on ingest.
 func indexSettings() *meilisearch.Settings {
 	return &meilisearch.Settings{
-		SearchableAttributes: []string{"displayName", "capabilities", "tags", "skillNames", "representativeQueries", "examples", "description", "publisher"},
+		SearchableAttributes: []string{"displayName", "capabilities", "skillNames", "tags", "skills", "representativeQueries", "examples", "description", "publisher"},
 		FilterableAttributes: normalize.FilterableFields(),
 		SortableAttributes:   normalize.SortableFields(),
 	}

@@ -65,7 +65,7 @@ func pointerEscape(s string) string {
 // templateOf maps a request path to its OpenAPI path template.
 func templateOf(path string) string {
 	path, _, _ = strings.Cut(path, "?")
-	if strings.HasPrefix(path, "/agents/") {
+	if strings.HasPrefix(path, "/agents/") && path != "/agents/search" {
 		return "/agents/{identifier}"
 	}
 	return path

@@ -29,6 +29,12 @@ func (s *Server) filter(q *searchQuery) string {
 	if !q.IncludeStale {
 		parts = append(parts, liveExpr(s.now()))
 	}
+	if q.MaxIndexAge > 0 {
+		parts = append(parts, sinceExpr(normalize.FieldIndexedAtTs, s.now().Add(-q.MaxIndexAge)))
+	}
+	if q.MaxMetadataAge > 0 {
+		parts = append(parts, sinceExpr(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
+	}
 	return andExpr(parts...)
 }
 
@@ -247,6 +253,9 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	attrs := searchAttributes
 	if q.Evidence {
 		attrs = append(slices.Clip(attrs), evidenceAttributes...)
+	}
+	if len(q.Attributes) > 0 {
+		attrs = append(slices.Clip(attrs), q.Attributes...)
 	}
 	docs, err := hybrid.Fetch(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentfinder/agentfinder/federation"
@@ -96,6 +98,14 @@ type searchQuery struct {
 	Mode          federation.Mode
 	PageSize      int
 	PageToken     string
+	// MaxIndexAge and MaxMetadataAge, when positive, are freshness
+	// constraints (xu §4.8): only records indexed, or whose metadata was
+	// updated, at most that long ago.
+	MaxIndexAge    time.Duration
+	MaxMetadataAge time.Duration
+	// Attributes are record fields a binding needs in its results beyond
+	// searchAttributes (they do not change which results match).
+	Attributes []string
 }
 
 // decodeBody reads a JSON request body of at most maxBodyBytes into v and
@@ -370,6 +380,9 @@ func (q *searchQuery) normalized(kind string) string {
 	}
 	if q.IncludeStale {
 		b.WriteString("\x00stale")
+	}
+	if q.MaxIndexAge > 0 || q.MaxMetadataAge > 0 {
+		fmt.Fprintf(&b, "\x00age=%d/%d", q.MaxIndexAge/time.Second, q.MaxMetadataAge/time.Second)
 	}
 	return b.String()
 }

@@ -1,0 +1,260 @@
+package searchapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// POST /adp/discover is the ADP binding (ANP Agent Description Protocol
+// §4.3, adp.discover, carried over HTTP): tags and query are translated into
+// the shared search, with ADP's skill-tag rules (exact, prefix "nlp/*" and
+// parent "nlp" matching "nlp/translation") as a hard filter, and results come
+// back as {agent_card, score, matched_tags} with agent cards in ADP's shape.
+//
+// The score is this registry's relevance score scaled to 0-1, not ADP's
+// five-factor baseline profile (§5): reputation, availability and rating
+// are signals this registry does not have, and one ranking serves every
+// binding. min_score applies to that score.
+
+const (
+	defaultADPLimit    = 10
+	defaultADPMinScore = 0.1
+)
+
+// adpRequest is the adp.discover request (§4.3, table 8).
+type adpRequest struct {
+	Tags       []string        `json:"tags"`
+	Query      *string         `json:"query"`
+	Limit      json.RawMessage `json:"limit"`
+	MinScore   *float64        `json:"min_score"`
+	Federation *string         `json:"federation"`
+}
+
+// adpResponse is the adp.discover response (table 9).
+type adpResponse struct {
+	Results []adpResult `json:"results"`
+}
+
+type adpResult struct {
+	AgentCard   json.RawMessage `json:"agent_card"`
+	Score       float64         `json:"score"`
+	MatchedTags []string        `json:"matched_tags"`
+}
+
+// adpError answers errors with ADP's status names (INVALID_REQUEST,
+// UNAUTHORIZED, ...), our message and correlation id.
+func adpError(ae *APIError, cid string) any {
+	code := map[string]string{
+		CodeInvalidRequest: "INVALID_REQUEST", CodeUnsupportedFilter: "INVALID_REQUEST", CodeUnauthorized: "UNAUTHORIZED",
+		CodeForbidden: "UNAUTHORIZED", CodeNotFound: "NOT_FOUND", CodeRateLimited: "BUSY", CodeUnavailable: "BUSY",
+	}[ae.Code]
+	if code == "" {
+		code = "INTERNAL_ERROR"
+	}
+	return map[string]any{"error": map[string]string{"code": code, "message": ae.Message, "correlationId": cid}}
+}
+
+// adpAttributes are the record fields an agent card needs beyond
+// searchAttributes.
+var adpAttributes = []string{"skillNames", "constraints", "seq", "ttl"}
+
+// adpQuery translates an adp.discover request into the shared query; the
+// text is the query, or the words of the tags when there is none.
+func adpQuery(req *adpRequest) (q *searchQuery, minScore float64, err error) {
+	text := ""
+	if req.Query != nil {
+		text = strings.TrimSpace(*req.Query)
+	}
+	var tags []string
+	for _, t := range req.Tags {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	if text == "" && len(tags) == 0 {
+		return nil, 0, invalid("tags or query is required")
+	}
+	if text == "" {
+		text = strings.Join(strings.FieldsFunc(strings.Join(tags, " "), func(r rune) bool { return r == '/' || r == '*' || r == ' ' }), " ")
+	}
+	q = &searchQuery{Attributes: adpAttributes}
+	if q.Text, err = parseText(&text, true); err != nil {
+		return nil, 0, err
+	}
+	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
+		return nil, 0, err
+	}
+	q.PageSize = defaultADPLimit
+	if len(req.Limit) > 0 {
+		if q.PageSize, err = parsePageSize(req.Limit, nil); err != nil {
+			return nil, 0, invalid("limit must be an integer from 1 to %d", maxPageSize)
+		}
+	}
+	minScore = defaultADPMinScore
+	if req.MinScore != nil {
+		minScore = *req.MinScore
+		if minScore < 0 || minScore > 1 {
+			return nil, 0, invalid("min_score must be from 0.0 to 1.0")
+		}
+	}
+	if err := q.addGroup("skill", tags); err != nil {
+		return nil, 0, err
+	}
+	return q, minScore, nil
+}
+
+func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error {
+	var req adpRequest
+	if _, err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	q, minScore, err := adpQuery(&req)
+	if err != nil {
+		return err
+	}
+	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	if err != nil {
+		return err
+	}
+	out := adpResponse{Results: make([]adpResult, 0, len(ans.Hits))}
+	for _, h := range ans.Hits {
+		sc := round3(h.Score / 100)
+		if sc < minScore {
+			continue
+		}
+		out.Results = append(out.Results, adpResult{AgentCard: agentCard(h), Score: sc, MatchedTags: matchedSkills(h.Entry, req.Tags)})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// matchedSkills returns the agent's skill tags (or flat tags) that match one
+// of the query tags by ADP's rules: exact, prefix ("nlp/*") or parent (the
+// agent's "nlp/translation" matches "nlp"). Of a skill and its parent both
+// matching, the more specific is kept.
+func matchedSkills(e map[string]json.RawMessage, query []string) []string {
+	var skills, tags []string
+	_ = json.Unmarshal(e["skills"], &skills)
+	_ = json.Unmarshal(e["tags"], &tags)
+	var out []string
+	for _, s := range append(skills, tags...) {
+		ls := strings.ToLower(s)
+		for _, qt := range query {
+			base := skillValue(qt)
+			if base != "" && (ls == base || strings.HasPrefix(ls, base+"/")) {
+				out = appendDistinct(out, s)
+				break
+			}
+		}
+	}
+	if out = leafSkills(out); out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func appendDistinct(l []string, s string) []string {
+	for _, x := range l {
+		if strings.EqualFold(x, s) {
+			return l
+		}
+	}
+	return append(l, s)
+}
+
+// agentCard returns the result as an ADP Agent Card (§3): the card itself
+// when the catalog entry carried it inline, else one built from the record
+// (the card fetched from the entry's url was mapped into the record, not
+// kept): id, name, description, version, skills (the declared ones, without
+// the parents the index adds; the entry's tags when it has no skills),
+// tools, endpoints, constraints, seq and metadata.
+func agentCard(h federation.Hit) json.RawMessage {
+	e := h.Entry
+	if normalize.CanonicalType(entryString(e, "type")) == normalize.TypeADP {
+		var card map[string]json.RawMessage
+		if json.Unmarshal(e["data"], &card) == nil && len(card["name"]) > 0 {
+			if _, ok := card["id"]; !ok {
+				card["id"] = mustJSON(h.Identifier)
+			}
+			return mustJSON(card)
+		}
+	}
+	card := map[string]any{"id": h.Identifier, "name": entryString(e, "displayName")}
+	for k, field := range map[string]string{"description": "description", "version": "version"} {
+		if v := entryString(e, field); v != "" {
+			card[k] = v
+		}
+	}
+	var skills, tags, tools []string
+	_ = json.Unmarshal(e["skills"], &skills)
+	_ = json.Unmarshal(e["tags"], &tags)
+	_ = json.Unmarshal(e["skillNames"], &tools)
+	if skills = leafSkills(skills); len(skills) == 0 {
+		skills = tags
+	}
+	if len(skills) > 0 {
+		card["skills"] = skills
+	}
+	if len(tools) > 0 {
+		ts := make([]map[string]string, len(tools))
+		for i, t := range tools {
+			ts[i] = map[string]string{"name": t}
+		}
+		card["tools"] = ts
+	}
+	var bs []normalize.Binding
+	_ = json.Unmarshal(e["bindings"], &bs)
+	var eps []map[string]string
+	for _, b := range bs {
+		proto := b.Protocol
+		if proto == "adp" && b.Transport != "" {
+			proto = strings.ToLower(b.Transport) // ADP's own endpoint protocols: aitp, http+json, ...
+		}
+		if b.URL != "" {
+			eps = append(eps, map[string]string{"protocol": proto, "uri": b.URL})
+		}
+	}
+	if len(eps) > 0 {
+		card["endpoints"] = eps
+	}
+	if c := e["constraints"]; len(c) > 0 && c[0] == '{' {
+		card["constraints"] = c
+	}
+	if seq := e["seq"]; len(seq) > 0 && string(seq) != "0" {
+		card["seq"] = seq
+	}
+	md := map[string]any{}
+	if u := entryString(e, "updatedAt"); u != "" {
+		md["updated_at"] = u
+	}
+	if ttl := e["ttl"]; len(ttl) > 0 && string(ttl) != "0" {
+		md["ttl"] = ttl
+	}
+	if len(md) > 0 {
+		card["metadata"] = md
+	}
+	return mustJSON(card)
+}
+
+// leafSkills drops the parents the index adds to hierarchical skills
+// ("nlp" next to "nlp/translation"), ignoring case.
+func leafSkills(skills []string) []string {
+	var out []string
+	for _, s := range skills {
+		parent := false
+		for _, o := range skills {
+			if strings.HasPrefix(strings.ToLower(o), strings.ToLower(s)+"/") {
+				parent = true
+				break
+			}
+		}
+		if !parent {
+			out = append(out, s)
+		}
+	}
+	return out
+}

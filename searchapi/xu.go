@@ -1,0 +1,345 @@
+package searchapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentfinder/agentfinder/federation"
+)
+
+// POST /discover is the Efficient Agent Discovery Profile binding
+// (draft-xu-efficient-agent-discovery-profile): its Discovery Request (§5) is
+// translated into the shared search, and the shared result into its
+// Discovery Response (§6). This registry is a D2 (evidence-based) discovery
+// service: hard filters applied, hard constraints it cannot apply listed in
+// unsupported_filters, evidence, score components and freshness when asked.
+
+// xuConformance is the value of the xuConformanceHeader on every answer.
+const (
+	xuConformanceHeader = "Discovery-Profile"
+	xuConformance       = "draft-xu-efficient-agent-discovery-profile-00; level=D2"
+)
+
+// xuRequest is the Discovery Request (§5.1), plus federation (Agent
+// Finder's mode, auto when absent).
+type xuRequest struct {
+	Query           *string                    `json:"query"`
+	RequiredTags    []string                   `json:"required_tags"`
+	PreferredTags   []string                   `json:"preferred_tags"`
+	ExcludedTags    []string                   `json:"excluded_tags"`
+	Protocols       []string                   `json:"protocols"`
+	Constraints     map[string]json.RawMessage `json:"constraints"`
+	Limit           json.RawMessage            `json:"limit"`
+	IncludeEvidence bool                       `json:"include_evidence"`
+	Detail          string                     `json:"detail"`
+	ClientContext   map[string]json.RawMessage `json:"client_context"`
+	Federation      *string                    `json:"federation"`
+}
+
+// xuResponse is the Discovery Response (§6.1).
+type xuResponse struct {
+	RequestID          string         `json:"request_id"`
+	GeneratedAt        string         `json:"generated_at"`
+	AppliedFilters     map[string]any `json:"applied_filters"`
+	UnsupportedFilters []string       `json:"unsupported_filters"`
+	Warnings           []string       `json:"warnings"`
+	Candidates         []xuCandidate  `json:"candidates"`
+}
+
+// xuCandidate is one candidate (§6.1 table 7, §10 provenance). Which
+// fields are set depends on detail and include_evidence.
+type xuCandidate struct {
+	ID              string             `json:"id"`
+	Name            string             `json:"name,omitempty"`
+	Description     string             `json:"description,omitempty"`
+	URL             string             `json:"url,omitempty"` // the catalog entry's url: where to resolve further
+	Bindings        []xuBinding        `json:"bindings"`
+	Score           float64            `json:"score"`
+	ScoreComponents map[string]float64 `json:"score_components,omitempty"`
+	MatchedTags     []string           `json:"matched_tags,omitempty"`
+	MatchedExamples []xuExample        `json:"matched_examples,omitempty"`
+	Status          string             `json:"status"`
+	Freshness       *xuFreshness       `json:"freshness,omitempty"`
+	Redacted        bool               `json:"redacted,omitempty"`
+	Tags            []string           `json:"tags,omitempty"`
+	Metadata        json.RawMessage    `json:"metadata,omitempty"` // detail=full: the whole record
+	OriginService   string             `json:"origin_service,omitempty"`
+	OriginAuthority string             `json:"origin_authority,omitempty"`
+	ReceivedAt      string             `json:"received_at,omitempty"`
+}
+
+type xuBinding struct {
+	Protocol         string `json:"protocol"`
+	Endpoint         string `json:"endpoint"`
+	InteractionModel string `json:"interaction_model,omitempty"`
+}
+
+type xuExample struct {
+	Text  string  `json:"text"`
+	Score float64 `json:"score"`
+}
+
+type xuFreshness struct {
+	MetadataUpdatedAt string `json:"metadata_updated_at,omitempty"`
+	IndexedAt         string `json:"indexed_at,omitempty"`
+}
+
+// xuError is the §12 error model.
+func xuError(ae *APIError, cid string) any {
+	e := map[string]any{"code": ae.Code, "message": ae.Message, "correlation_id": cid}
+	if ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusServiceUnavailable {
+		e["retry_after"] = 1
+	}
+	return e
+}
+
+// xuConstraints are the constraints this registry applies, each setting a
+// freshness bound of the query.
+var xuConstraints = map[string]func(q *searchQuery, d time.Duration){
+	"max_results_age_seconds":  func(q *searchQuery, d time.Duration) { q.MaxIndexAge = d },
+	"max_metadata_age_seconds": func(q *searchQuery, d time.Duration) { q.MaxMetadataAge = d },
+}
+
+// xuQuery translates a Discovery Request into the shared query. Constraints
+// it cannot apply are returned, not refused (§5.1, §13.3).
+func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupportedFilters []string, err error) {
+	if req.Query == nil || strings.TrimSpace(*req.Query) == "" {
+		return nil, nil, nil, invalid("query is required and must not be empty")
+	}
+	q = &searchQuery{Evidence: req.IncludeEvidence}
+	if q.Text, err = parseText(req.Query, true); err != nil {
+		return nil, nil, nil, err
+	}
+	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
+		return nil, nil, nil, err
+	}
+	if q.PageSize, err = parsePageSize(nil, req.Limit); err != nil {
+		return nil, nil, nil, invalid("limit must be an integer from 1 to %d", maxPageSize)
+	}
+	switch req.Detail {
+	case "", "summary", "minimal", "full":
+	default:
+		return nil, nil, nil, invalid("detail must be minimal, summary or full")
+	}
+	applied = map[string]any{}
+	for _, f := range []struct {
+		name, key string
+		vals      []string
+	}{
+		{"required_tags", "requiredTags", req.RequiredTags},
+		{"excluded_tags", "excludedTags", req.ExcludedTags},
+		{"protocols", "protocols", req.Protocols},
+	} {
+		n := len(q.Groups)
+		if err := q.addGroup(f.key, f.vals); err != nil {
+			return nil, nil, nil, err
+		}
+		if len(q.Groups) > n {
+			applied[f.name] = q.Groups[n].Vals
+		}
+	}
+	q.setPreferredTags(req.PreferredTags)
+	appliedConstraints := map[string]any{}
+	for _, k := range sortedKeys(req.Constraints) {
+		set, ok := xuConstraints[k]
+		if !ok {
+			unsupportedFilters = append(unsupportedFilters, k)
+			continue
+		}
+		var secs float64
+		if err := json.Unmarshal(req.Constraints[k], &secs); err != nil || secs <= 0 || secs > 1e9 {
+			return nil, nil, nil, invalid("constraints.%s must be a positive number of seconds", k)
+		}
+		set(q, time.Duration(secs*float64(time.Second)))
+		appliedConstraints[k] = secs
+	}
+	if len(appliedConstraints) > 0 {
+		applied["constraints"] = appliedConstraints
+	}
+	return q, applied, unsupportedFilters, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set(xuConformanceHeader, xuConformance)
+	var req xuRequest
+	if _, err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	q, applied, unsup, err := xuQuery(&req)
+	if err != nil {
+		return err
+	}
+	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	if err != nil {
+		return err
+	}
+	out := xuResponse{
+		RequestID:          correlationID(r.Context()),
+		GeneratedAt:        s.now().UTC().Format(time.RFC3339),
+		AppliedFilters:     applied,
+		UnsupportedFilters: unsup,
+		Warnings:           []string{},
+		Candidates:         make([]xuCandidate, 0, len(ans.Hits)),
+	}
+	if out.UnsupportedFilters == nil {
+		out.UnsupportedFilters = []string{}
+	}
+	for _, k := range unsup {
+		out.Warnings = append(out.Warnings, "constraint "+k+" is not supported and was not applied: candidates are not filtered by it")
+	}
+	redacted, federated := 0, 0
+	for _, h := range ans.Hits {
+		c := xuCandidateOf(h, req.Detail, q.Evidence)
+		if c.Redacted {
+			redacted++
+		}
+		if !h.Local {
+			federated++
+		}
+		out.Candidates = append(out.Candidates, c)
+	}
+	if redacted > 0 {
+		out.Warnings = append(out.Warnings, "endpoints on private or internal networks are redacted; ask with detail=full to see them")
+	}
+	if federated > 0 && (q.MaxIndexAge > 0 || q.MaxMetadataAge > 0) {
+		out.Warnings = append(out.Warnings, "freshness constraints apply to this registry's own records; federated candidates carry received_at")
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// xuCandidateOf turns a result into a candidate at the requested detail:
+// minimal (id, status, bindings, score), summary (the default: also name,
+// description and freshness) or full (also tags, private endpoints and the
+// whole record). Endpoints on private or internal networks are left out
+// below full and the candidate marked redacted (§7.4).
+func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandidate {
+	e := h.Entry
+	c := xuCandidate{
+		ID:       h.Identifier,
+		Score:    round3(h.Score / 100),
+		Status:   entryString(e, "status"),
+		Bindings: []xuBinding{},
+	}
+	if c.Status == "" {
+		c.Status = "active"
+	}
+	var bs []struct {
+		Protocol  string `json:"protocol"`
+		URL       string `json:"url"`
+		Transport string `json:"transport"`
+	}
+	_ = json.Unmarshal(e["bindings"], &bs)
+	for _, b := range bs {
+		if b.URL == "" {
+			continue
+		}
+		if detail != "full" && privateEndpoint(b.URL) {
+			c.Redacted = true
+			continue
+		}
+		c.Bindings = append(c.Bindings, xuBinding{Protocol: b.Protocol, Endpoint: b.URL, InteractionModel: b.Transport})
+	}
+	if u := entryString(e, "url"); u != "" {
+		if detail != "full" && privateEndpoint(u) {
+			c.Redacted = true
+		} else {
+			c.URL = u
+		}
+	}
+	if detail != "minimal" {
+		c.Name = entryString(e, "displayName")
+		c.Description = entryString(e, "description")
+		c.Freshness = &xuFreshness{MetadataUpdatedAt: entryString(e, "updatedAt"), IndexedAt: entryString(e, "indexedAt")}
+	}
+	if detail == "full" {
+		_ = json.Unmarshal(e["tags"], &c.Tags)
+		c.Metadata = mustJSON(e)
+	}
+	if withEvidence {
+		var ev evidence
+		if json.Unmarshal(e["evidence"], &ev) == nil {
+			c.ScoreComponents = ev.ScoreComponents
+			c.MatchedTags = ev.MatchedTags
+			for _, m := range ev.MatchedExamples {
+				c.MatchedExamples = append(c.MatchedExamples, xuExample{Text: m.Text, Score: m.Score})
+			}
+		}
+		if c.ScoreComponents == nil {
+			c.ScoreComponents = map[string]float64{}
+		}
+		if c.MatchedTags == nil {
+			c.MatchedTags = []string{}
+		}
+		if c.MatchedExamples == nil {
+			c.MatchedExamples = []xuExample{}
+		}
+	}
+	if !h.Local {
+		c.OriginService = h.OriginService
+		if c.OriginService == "" {
+			c.OriginService = h.Source
+		}
+		c.OriginAuthority = entryString(e, "publisher")
+		if c.OriginAuthority == "" {
+			if u, err := url.Parse(c.OriginService); err == nil {
+				c.OriginAuthority = u.Hostname()
+			}
+		}
+		if !h.ReceivedAt.IsZero() {
+			c.ReceivedAt = h.ReceivedAt.UTC().Format(time.RFC3339)
+		}
+	}
+	return c
+}
+
+// entryString reads a string field of a result entry ("" if absent or not
+// a string).
+func entryString(e map[string]json.RawMessage, k string) string {
+	var v string
+	_ = json.Unmarshal(e[k], &v)
+	return v
+}
+
+// privateEndpoint reports an endpoint on a private or internal network: a
+// loopback, private, link-local or unspecified address, localhost, a name
+// without a dot, or a name under a suffix reserved for internal use. Such
+// endpoints are internal system names §7.4 asks to leave out by default.
+func privateEndpoint(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "ws", "wss":
+	default:
+		return false // agent://name and other non-network URIs name no network address
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()
+	}
+	if h == "localhost" || !strings.Contains(h, ".") {
+		return true
+	}
+	for _, suf := range []string{".localhost", ".local", ".internal", ".intranet", ".corp", ".lan", ".home.arpa"} {
+		if strings.HasSuffix(h, suf) {
+			return true
+		}
+	}
+	return false
+}
