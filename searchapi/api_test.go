@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 func TestSearchPagination(t *testing.T) {
@@ -409,12 +410,24 @@ func TestSelfCatalogHealthAndOpenAPI(t *testing.T) {
 		Entries []map[string]any `json:"entries"`
 	}
 	f.do("GET", "/.well-known/ai-catalog.json", nil, nil, &cat)
-	if len(cat.Entries) != 1 {
+	if len(cat.Entries) != 2 {
 		t.Fatalf("entries %v", cat.Entries)
 	}
 	e := cat.Entries[0]
 	if e["identifier"] != "urn:ai:finder.test.example:registry:test-finder" || e["type"] != "application/ai-registry+json" || e["url"] != "https://finder.test.example/search" {
 		t.Fatalf("self entry %v", e)
+	}
+	// The MCP endpoint is an entry of its own that normalize reads as an MCP
+	// server with a streamable-HTTP remote.
+	b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": cat.Entries})
+	res := normalize.Catalog(b, normalize.Options{})
+	if len(res.Records) != 2 || len(res.Problems) != 0 {
+		t.Fatalf("self catalog normalizes to %d records, problems %+v", len(res.Records), res.Problems)
+	}
+	mcpRec := res.Records[1]
+	if mcpRec.Identifier != "urn:ai:finder.test.example:mcp:test-finder" || mcpRec.Type != "application/mcp-server+json" ||
+		len(mcpRec.Bindings) != 1 || mcpRec.Bindings[0].URL != "https://finder.test.example/mcp" || mcpRec.Bindings[0].Transport != "streamable-http" {
+		t.Fatalf("MCP entry %+v", mcpRec)
 	}
 	var h map[string]any
 	if resp := f.do("GET", "/healthz", nil, nil, &h); resp.StatusCode != 200 {
@@ -434,7 +447,8 @@ func TestSelfCatalogHealthAndOpenAPI(t *testing.T) {
 		t.Fatalf("openapi %d %v", resp.StatusCode, doc["openapi"])
 	}
 	paths := doc["paths"].(map[string]any)
-	for _, p := range []string{"/search", "/agents", "/agents/{identifier}", "/explore", "/.well-known/ai-catalog.json", "/healthz", "/readyz"} {
+	for _, p := range []string{"/search", "/agents", "/agents/{identifier}", "/explore", "/.well-known/ai-catalog.json", "/healthz", "/readyz",
+		"/mcp", "/discover", "/agents/search", "/adp/discover"} {
 		if paths[p] == nil {
 			t.Errorf("openapi.json lacks %s", p)
 		}

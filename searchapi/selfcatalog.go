@@ -3,6 +3,7 @@ package searchapi
 import (
 	_ "embed"
 	"net/http"
+	"strings"
 )
 
 // typeAIRegistry is the media type of a registry entry.
@@ -36,8 +37,42 @@ func (s *Server) selfCatalog() map[string]any {
 			"tags":                  []string{"registry", "search", "agent-finder", "federation"},
 			"capabilities":          []string{"search", "list", "explore", "federation"},
 			"representativeQueries": []string{"find an agent that books flights", "which MCP servers can read spreadsheets"},
-		}},
+		}, s.mcpEntry()},
 	}
+}
+
+// typeMCPServer is the media type of an MCP server entry.
+const typeMCPServer = "application/mcp-server+json"
+
+// mcpEntry describes this registry's MCP server (POST /mcp) as an entry of
+// its own: an MCP server.json, inline, with the streamable-HTTP remote, so
+// crawlers index it and assistants can connect to it.
+func (s *Server) mcpEntry() map[string]any {
+	name := s.cfg.RegistryName + " MCP server"
+	desc := "Find AI agents, MCP servers and tools for a task from an AI assistant: MCP tools search, get_agent and explore over this Agent Finder registry."
+	return map[string]any{
+		"identifier":            strings.Replace(s.urn, ":registry:", ":mcp:", 1),
+		"displayName":           name,
+		"type":                  typeMCPServer,
+		"description":           desc,
+		"tags":                  []string{"mcp", "search", "agent-finder", "agent-discovery"},
+		"capabilities":          []string{"search", "get_agent", "explore"},
+		"representativeQueries": []string{"let my assistant find an agent for a task", "MCP server to search for agents"},
+		"data": map[string]any{
+			"name":        "agent-finder",
+			"title":       name,
+			"description": desc,
+			"version":     firstNonEmpty(s.cfg.Version, "1.0.0"),
+			"remotes":     []map[string]string{{"type": "streamable-http", "url": s.publicURL + "/mcp"}},
+		},
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func (s *Server) handleSelfCatalog(w http.ResponseWriter, r *http.Request) {
