@@ -1,0 +1,157 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+)
+
+// BenchmarkMCPSearchVsSearch measures the MCP search tool (the SDK's client,
+// POST /mcp over loopback HTTP) against the same POST /search, interleaved in
+// one run with one client, and prints the p50 difference and ratio. Records:
+// AGENTFINDER_BENCH_RECORDS (default 20000); calls per side:
+// AGENTFINDER_BENCH_OPS (default 600). Target: MCP p50 <= POST /search p50
+// + 1 ms. Run once: go test -run XXX -bench MCPSearchVsSearch -benchtime 1x.
+func BenchmarkMCPSearchVsSearch(b *testing.B) {
+	n := envInt("AGENTFINDER_BENCH_RECORDS", 20000)
+	ops := envInt("AGENTFINDER_BENCH_OPS", 600)
+	ms, name := meilitest.Index(b, "bench_mcp")
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(indexSettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		docs := make([]normalize.Document, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			docs = append(docs, benchDoc(rng, j))
+		}
+		task, err := idx.AddDocuments(docs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
+		QueryRewriter: query.Rewrite}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	client := meili.NewHTTPClient(10 * time.Second) // keep-alive both ways
+
+	type call struct {
+		args map[string]any
+		body []byte
+	}
+	var calls []call
+	for i := range 64 {
+		text := benchWords[rng.IntN(len(benchWords))]
+		for range i % 3 {
+			text += " " + benchWords[rng.IntN(len(benchWords))]
+		}
+		args := map[string]any{"text": text, "federation": "none", "pageSize": 10}
+		body, _ := json.Marshal(map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": 10})
+		calls = append(calls, call{args, body})
+	}
+	api := func(ctx context.Context, body []byte) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/search", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	cs := mcpSession(b, hs.URL+"/mcp", client)
+	tool := func(ctx context.Context, args map[string]any) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("tool error: %v", res.Content)
+		}
+		return nil
+	}
+	for _, c := range calls { // warm up both paths
+		if err := api(context.Background(), c.body); err != nil {
+			b.Fatal(err)
+		}
+		if err := tool(context.Background(), c.args); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	// Alternating short segments, so both sides see the same machine load.
+	const rounds = 10
+	per := max(1, ops/rounds)
+	for b.Loop() {
+		var sl, ml []time.Duration
+		errs := 0
+		for round := range rounds {
+			order := []bool{false, true}
+			if round%2 == 1 {
+				order = []bool{true, false}
+			}
+			for _, useMCP := range order {
+				for i := range per {
+					c := calls[(round*per+i)%len(calls)]
+					s := time.Now()
+					var err error
+					if useMCP {
+						err = tool(context.Background(), c.args)
+					} else {
+						err = api(context.Background(), c.body)
+					}
+					d := time.Since(s)
+					if err != nil {
+						errs++
+					}
+					if useMCP {
+						ml = append(ml, d)
+					} else {
+						sl = append(sl, d)
+					}
+				}
+			}
+		}
+		sp50, mp50 := pct(sl, 50), pct(ml, 50)
+		b.ReportMetric(ms2(sp50), "search_p50_ms")
+		b.ReportMetric(ms2(mp50), "mcp_p50_ms")
+		b.ReportMetric(ms2(mp50-sp50), "p50_diff_ms")
+		b.ReportMetric(float64(mp50)/float64(sp50), "p50_ratio")
+		b.ReportMetric(float64(errs), "errors")
+		b.Logf("%d records, %d calls each: POST /search p50 %.2f ms p99 %.2f ms | MCP search p50 %.2f ms p99 %.2f ms | p50 diff %+.2f ms, ratio %.2f (target: diff <= 1 ms), errors %d",
+			n, len(sl), ms2(sp50), ms2(pct(sl, 99)), ms2(mp50), ms2(pct(ml, 99)), ms2(mp50-sp50), float64(mp50)/float64(sp50), errs)
+	}
+}
