@@ -131,19 +131,31 @@ func agentFinderError(ae *APIError, cid string) any {
 	return errorBody{Error: errorDetail{Code: ae.Code, Message: ae.Message, CorrelationID: cid}}
 }
 
-// writeError writes err as the client should see it and logs it once. A
-// request whose client went away gets nothing written and no error logged.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.writeErrorAs(w, r, err, agentFinderError)
+// bindingErrorShapes are the paths of the bindings that answer errors in
+// their protocol's own shape; every other path answers agentFinderError.
+var bindingErrorShapes = map[string]errorShape{
+	"/discover":      xuError,
+	"/agents/search": haidipError,
+	"/adp/discover":  adpError,
 }
 
-// writeErrorAs is writeError with the body in shape's form.
-func (s *Server) writeErrorAs(w http.ResponseWriter, r *http.Request, err error, shape errorShape) {
+// errorShapeOf returns the error shape of the binding r asked.
+func errorShapeOf(r *http.Request) errorShape {
+	if sh, ok := bindingErrorShapes[r.URL.Path]; ok {
+		return sh
+	}
+	return agentFinderError
+}
+
+// writeError writes err as the client should see it, in the error shape of
+// the binding asked, and logs it once. A request whose client went away
+// gets nothing written and no error logged.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := s.reportError(w, r, err)
 	if ae == nil {
 		return
 	}
-	writeJSON(w, ae.Status, shape(ae, correlationID(r.Context())))
+	writeJSON(w, ae.Status, errorShapeOf(r)(ae, correlationID(r.Context())))
 }
 
 // reportError classifies err, logs it once and sets the headers its status

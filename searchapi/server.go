@@ -257,9 +257,9 @@ func (s *Server) routes() {
 	m.Handle("GET /agents", s.api(s.handleList))
 	m.Handle("GET /agents/{identifier...}", s.api(s.handleGet))
 	m.Handle("POST /explore", s.api(s.handleExplore))
-	m.Handle("POST /discover", s.apiAs(xuError, s.handleDiscover))
-	m.Handle("POST /agents/search", s.apiAs(haidipError, s.handleAgentsSearch))
-	m.Handle("POST /adp/discover", s.apiAs(adpError, s.handleADPDiscover))
+	m.Handle("POST /discover", s.api(s.handleDiscover))
+	m.Handle("POST /agents/search", s.api(s.handleAgentsSearch))
+	m.Handle("POST /adp/discover", s.api(s.handleADPDiscover))
 	mcp := s.mcpHandler()
 	m.Handle("POST /mcp", s.api(func(w http.ResponseWriter, r *http.Request) error {
 		mcp.ServeHTTP(w, r)
@@ -396,14 +396,9 @@ func validCorrelationID(id string) bool {
 // api wraps an API handler: the body read before the concurrency limit
 // (so a slow client never holds a slot), then the limit and error mapping.
 func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
-	return s.apiAs(agentFinderError, h)
-}
-
-// apiAs is api for a binding that answers errors in its own shape.
-func (s *Server) apiAs(shape errorShape, h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.bufferBody(w, r); err != nil {
-			s.writeErrorAs(w, r, err, shape)
+			s.writeError(w, r, err)
 			return
 		}
 		select {
@@ -411,11 +406,11 @@ func (s *Server) apiAs(shape errorShape, h func(w http.ResponseWriter, r *http.R
 			defer func() { <-s.sem }()
 		default:
 			s.metrics.refused(refusedBusy)
-			s.writeErrorAs(w, r, errRateLimited, shape)
+			s.writeError(w, r, errRateLimited)
 			return
 		}
 		if err := h(w, r); err != nil {
-			s.writeErrorAs(w, r, err, shape)
+			s.writeError(w, r, err)
 		}
 	})
 }
