@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
 type xuOut struct {
@@ -203,5 +206,46 @@ func TestPrivateEndpoint(t *testing.T) {
 		if got := privateEndpoint(u); got != want {
 			t.Errorf("privateEndpoint(%q) = %v, want %v", u, got, want)
 		}
+	}
+}
+
+// TestXuDiscoverFederated: candidates from an upstream registry carry
+// origin_service, origin_authority and received_at (xu §10).
+func TestXuDiscoverFederated(t *testing.T) {
+	up := newBindingsFixture(t, func(c *Config) { c.PublicURL = "https://upstream.test.example" })
+	fed, err := federation.New(federation.Config{
+		Name:         "https://finder.test.example",
+		Upstreams:    []string{up.http.URL + "/search"},
+		Budget:       5 * time.Second,
+		TokenKey:     []byte("fed-key"),
+		AllowPrivate: true, // the upstream listens on loopback
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fed.Close)
+	f := newFixture(t, func(c *Config) { c.Federation = fed })
+
+	resp, out, _ := f.discover(map[string]any{"query": "translate Chinese text into English", "federation": "auto"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, out.Message)
+	}
+	var got *xuCandidate
+	for i, c := range out.Candidates {
+		if c.ID == "urn:ai:lingo.example:agent:translator-zh-en" {
+			got = &out.Candidates[i]
+		}
+		if _, local := f.byName[c.ID]; local && c.OriginService != "" {
+			t.Errorf("local candidate %s has origin_service %q", c.ID, c.OriginService)
+		}
+	}
+	if got == nil {
+		t.Fatalf("the upstream's translator is not a candidate: %v", candidateIDs(out.Candidates))
+	}
+	if got.OriginService == "" || got.OriginAuthority != "lingo.example" || got.ReceivedAt == "" {
+		t.Errorf("provenance: origin_service %q origin_authority %q received_at %q", got.OriginService, got.OriginAuthority, got.ReceivedAt)
+	}
+	if _, err := time.Parse(time.RFC3339, got.ReceivedAt); err != nil {
+		t.Errorf("received_at %q: %v", got.ReceivedAt, err)
 	}
 }
