@@ -176,3 +176,27 @@ func TestListShorthands(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguagesFilterAndFacet: languages is a filter of GET /agents's
+// expression and POST /search, and a facet of POST /explore.
+func TestLanguagesFilterAndFacet(t *testing.T) {
+	f := newBindingsFixture(t, nil)
+	var list struct {
+		Items []struct {
+			Identifier string `json:"identifier"`
+		} `json:"items"`
+	}
+	if resp := f.do(http.MethodGet, "/agents?"+url.Values{"filter": {"languages = ja"}}.Encode(), nil, nil, &list); resp.StatusCode != http.StatusOK ||
+		len(list.Items) != 1 || list.Items[0].Identifier != "urn:ai:lingo.example:agent:translator-zh-en" {
+		t.Errorf("filter languages = ja: %d %+v", resp.StatusCode, list.Items)
+	}
+	status, out := f.search(map[string]any{"query": map[string]any{"text": "translate", "federation": "none", "filter": map[string]any{"languages": []string{"fr"}}}})
+	if status != http.StatusOK || !slices.Equal(ids(out.Results), []string{"urn:ai:lingo.example:agent:translator-001"}) {
+		t.Errorf("POST /search languages fr: %d %v", status, ids(out.Results))
+	}
+	var ex exploreResponse
+	if resp := f.do(http.MethodPost, "/explore", map[string]any{"facets": []string{"languages"}}, nil, &ex); resp.StatusCode != http.StatusOK ||
+		ex.Facets["languages"]["en"] != 2 || ex.Facets["languages"]["zh"] != 1 {
+		t.Errorf("explore languages: %d %+v", resp.StatusCode, ex.Facets)
+	}
+}
