@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -553,6 +554,9 @@ func TestSiteFederation(t *testing.T) {
 		Upstreams: []string{up.http.URL + "/search", deadURL},
 		Budget:    3 * time.Second,
 		TokenKey:  []byte("fed-key"),
+		// Both upstreams listen on loopback, which the network guard
+		// refuses unless opened.
+		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
