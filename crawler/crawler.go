@@ -146,11 +146,12 @@ func (c *Crawler) Close() error {
 }
 
 // HTTPClient returns a client with the crawler's network settings (DNS
-// server, port map, trusted CAs, the private-address guard on every dial)
-// for one-off fetches outside a crawl, such as validating one catalog. It
-// follows redirects itself (at most 10); each new connection is guarded.
+// server, port map, trusted CAs, the network guard on every dial, bodies
+// inflated within MaxBodySize) for one-off fetches outside a crawl, such as
+// validating one catalog. It follows redirects itself (at most 10); each new
+// connection is guarded.
 func (c *Crawler) HTTPClient() *http.Client {
-	return &http.Client{Transport: c.transport, Timeout: c.cfg.Timeout}
+	return &http.Client{Transport: c.client.Transport, Timeout: c.cfg.Timeout}
 }
 
 // Validators returns a copy of the conditional GET state, keyed by catalog
