@@ -2,12 +2,13 @@
 // discovers every catalog the publisher advertises (well-known URIs, robots.txt
 // Agentmap lines, <link rel="ai-catalog"> tags and HTTP Link headers, DNS SVCB
 // records), fetches them politely and safely with colly (robots.txt, per-host
-// limits, size/time/redirect bounds, retries, conditional GET, an SSRF guard in
-// the dialer), follows collections and nested catalogs, enriches entries from
-// the artifacts they point to, and hands each catalog, normalized, to a Sink.
+// limits, size/time/redirect bounds, retries, conditional GET, the network
+// guard of package netguard in the dialer), follows collections and nested
+// catalogs, enriches entries from the artifacts they point to, and hands each
+// catalog, normalized, to a Sink.
 //
-// It imports normalize and nothing else of ours: never ingest, never
-// Meilisearch.
+// It imports normalize and its own leaf package netguard, nothing else of
+// ours: never ingest, never Meilisearch.
 package crawler
 
 import (
@@ -97,7 +98,7 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 		net:     net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second},
 	}
 	tr := &http.Transport{
-		Proxy:       nil, // a proxy would bypass the SSRF guard
+		Proxy:       nil, // a proxy would bypass the network guard
 		DialContext: d.DialContext,
 		TLSClientConfig: &tls.Config{
 			RootCAs:    pool,

@@ -19,7 +19,7 @@ type sourceState struct {
 	Token    string `json:"t,omitempty"`
 	Offset   int    `json:"o,omitempty"`
 	Done     bool   `json:"d,omitempty"`
-	Learned  bool   `json:"l,omitempty"` // learned registry: SSRF guard applies
+	Learned  bool   `json:"l,omitempty"` // learned registry: its publisherVerified claims are not honored
 	Depth    int    `json:"h,omitempty"` // hops from this registry (1 = named in the book)
 }
 
