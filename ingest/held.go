@@ -45,7 +45,10 @@ func (ix *Indexer) Holds(catalog string) bool { return ix.held.has(catalog) }
 // markHeld updates what is held once a batch was written: an ok result whose
 // writes all finished is held; one whose write failed is not (the index may
 // lack some of its records), so the next fetch of that catalog is a full one.
-// Not-modified and failed fetches change nothing.
+// Not-modified and failed fetches change nothing. The catalogs a result asks
+// to refetch (their claims on a record it deleted are gone) are not held
+// either. Results are taken in the order they were applied, so a later
+// result of such a catalog, which claimed the record anew, holds it again.
 func (ix *Indexer) markHeld(results []ApplyResult) {
 	for _, ar := range results {
 		switch {
@@ -53,6 +56,9 @@ func (ix *Indexer) markHeld(results []ApplyResult) {
 			ix.held.set(ar.Catalog, false)
 		case ar.Status == normalize.StatusOK:
 			ix.held.set(ar.Catalog, true)
+		}
+		for _, c := range ar.Refetch {
+			ix.held.set(c, false)
 		}
 	}
 }

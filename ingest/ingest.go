@@ -149,6 +149,12 @@ type ApplyResult struct {
 	// Problems holds one CodeConflict problem per losing write and one
 	// CodeKeptLastGood problem per entry in Kept.
 	Problems []normalize.Problem
+	// Refetch lists, sorted, the catalogs whose claims lost to a record this
+	// result deleted. Ingest keeps no copy of their records, and a 304
+	// carries none, so once the write is done it stops holding them (Holds
+	// is false): the crawler then fetches them in full, and the best claim
+	// left takes the record.
+	Refetch []string
 	// Err is set when writing this result's changes failed for good (a
 	// Meilisearch task failed, or the indexer was closed before the write).
 	Err error

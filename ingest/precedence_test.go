@@ -184,3 +184,34 @@ func TestLostClaimsFollowTheirCatalogs(t *testing.T) {
 		t.Fatalf("after evil dropped its claim: %+v", d)
 	}
 }
+
+// TestVanishedRecordAsksLosersForRefetch: when the catalog holding a record
+// drops it, the record is deleted and the catalogs whose claims lost are no
+// longer held, so the crawler fetches them in full; a full fetch of one
+// brings its record back.
+func TestVanishedRecordAsksLosersForRefetch(t *testing.T) {
+	const id = "urn:air:acme.test:agent:weather"
+	e := newEnv(t, Config{})
+	e.sync(catalog(t, acme, manifest(entry(id, "Weather Agent", "acme", "2025-01-01T00:00:00Z"))),
+		catalog(t, evil, manifest(entry("urn:ai:acme.test:agent:weather", "Weather Agent", "evil", "2026-01-01T00:00:00Z"))),
+		catalog(t, acmeAlt, manifest(entry(id, "Weather Agent", "alt", "2024-01-01T00:00:00Z"))))
+	if d := e.doc(id); d == nil || d.SourceCatalog != acme || len(d.LostClaims) != 2 {
+		t.Fatalf("before: %+v", d)
+	}
+	e.sync(catalog(t, acme, manifest()))
+	if d := e.doc(id); d != nil {
+		t.Fatalf("the holder dropped the entry, still stored: %+v", d)
+	}
+	ar := e.results.last(acme)
+	if want := []string{acmeAlt, evil}; !reflect.DeepEqual(ar.Refetch, want) {
+		t.Fatalf("Refetch = %v, want %v", ar.Refetch, want)
+	}
+	if e.ix.Holds(acmeAlt) || e.ix.Holds(evil) || !e.ix.Holds(acme) {
+		t.Fatalf("held after the deletion: acme %v, acmeAlt %v, evil %v; want only acme (the others must be fetched in full)",
+			e.ix.Holds(acme), e.ix.Holds(acmeAlt), e.ix.Holds(evil))
+	}
+	e.sync(catalog(t, acmeAlt, manifest(entry(id, "Weather Agent", "alt", "2024-01-01T00:00:00Z"))))
+	if d := e.doc(id); d == nil || d.SourceCatalog != acmeAlt {
+		t.Fatalf("after the loser's full fetch: %+v", d)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -317,10 +318,17 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 			if _, ok := seen[id]; ok {
 				continue
 			}
+			if m := ix.docs[id]; m != nil {
+				for _, c := range m.lost {
+					ar.Refetch = append(ar.Refetch, c.catalog)
+				}
+			}
 			ix.forget(id)
 			b.remove(id, ri)
 			ar.Deleted++
 		}
+		slices.Sort(ar.Refetch)
+		ar.Refetch = slices.Compact(ar.Refetch)
 		for id := range src.lost {
 			if _, ok := seen[id]; ok {
 				continue

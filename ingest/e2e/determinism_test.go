@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,6 +141,35 @@ func TestSameWebSameIndex(t *testing.T) {
 		}
 		t.Logf("%d published identifiers, %d lookups", len(published), n)
 	})
+
+	t.Run("a withdrawn record falls to the claim that lost", func(t *testing.T) {
+		// basic drops acme.com's assistant; legacy, whose urn:ai: claim lost
+		// to it, is unchanged and would answer 304 without its records.
+		const id = "urn:ai:acme.com:agent:assistant"
+		body, err := os.ReadFile(filepath.Join(realworldDir, "basic__ai-catalog.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := m["entries"].([]any)
+		m["entries"] = slices.DeleteFunc(entries, func(e any) bool {
+			return normalize.SameIdentifier(e.(map[string]any)["identifier"].(string), id)
+		})
+		body, _ = json.Marshal(m)
+		w.Script(winners[0], fixtures.PathWellKnown, fixtures.Behavior{Body: body})
+		a.crawl(t) // the record is deleted; legacy's validators are forgotten
+		a.crawl(t) // legacy is fetched in full
+		d := readDocs(t, s.Client, a.index)[normalize.DocID(id)]
+		if d == nil {
+			t.Fatalf("%s is gone after its holder dropped it; the claim that lost is not back", id)
+		}
+		if src, _ := d["sourceCatalog"].(string); d["identifier"] != id || !strings.Contains(src, "://"+losers[0]+"/") {
+			t.Fatalf("%s after its holder dropped it: identifier %v from %v, want legacy's", id, d["identifier"], src)
+		}
+	})
 }
 
 type runOptions struct {
@@ -149,6 +179,9 @@ type runOptions struct {
 
 type run struct {
 	index string
+	cr    *crawler.Crawler
+	ix    *ingest.Indexer
+	seeds []string
 	mu    sync.Mutex
 	ids   map[string]bool // every identifier an ok fetch listed
 	order []string        // catalogs in the order they reached ingest
@@ -166,7 +199,16 @@ func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions)
 			}
 		}
 	})
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: r.index})
+	// As serve does: a record deleted under losing claims makes the crawler
+	// forget those catalogs' validators, so their next fetch is a full one.
+	var forget atomic.Pointer[crawler.Crawler]
+	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: r.index, OnResult: func(_ string, a ingest.ApplyResult) {
+		if cr := forget.Load(); cr != nil {
+			for _, u := range a.Refetch {
+				cr.ForgetValidator(u)
+			}
+		}
+	}})
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
@@ -189,20 +231,26 @@ func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions)
 		t.Fatalf("crawler: %v", err)
 	}
 	t.Cleanup(func() { _ = cr.Close() })
-	seeds := w.Seeds()
+	forget.Store(cr)
+	r.cr, r.ix, r.seeds = cr, ix, w.Seeds()
 	if o.reverse {
-		slices.Reverse(seeds)
+		slices.Reverse(r.seeds)
 	}
 	start := time.Now()
-	if _, err := cr.Crawl(ctx, seeds); err != nil {
+	r.crawl(t)
+	t.Logf("%s: crawled and indexed in %v", r.index, time.Since(start))
+	return r
+}
+
+// crawl crawls r's seeds again and waits until ingest wrote the results.
+func (r *run) crawl(t *testing.T) {
+	t.Helper()
+	if _, err := r.cr.Crawl(t.Context(), r.seeds); err != nil {
 		t.Fatalf("crawl: %v", err)
 	}
-	crawled := time.Since(start)
-	if err := ix.Flush(ctx); err != nil {
+	if err := r.ix.Flush(t.Context()); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-	t.Logf("%s: crawled in %v, indexed in %v", r.index, crawled, time.Since(start))
-	return r
 }
 
 // teeSink notes the identifiers of every ok result on their way to ingest.
