@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,8 +159,8 @@ func TestSameWebSameIndex(t *testing.T) {
 		})
 		body, _ = json.Marshal(m)
 		w.Script(winners[0], fixtures.PathWellKnown, fixtures.Behavior{Body: body})
-		a.crawl(t) // the record is deleted; legacy's validators are forgotten
-		a.crawl(t) // legacy is fetched in full
+		a.crawl(t) // the record is deleted; ingest stops holding legacy
+		a.crawl(t) // so legacy is fetched in full
 		d := readDocs(t, s.Client, a.index)[normalize.DocID(id)]
 		if d == nil {
 			t.Fatalf("%s is gone after its holder dropped it; the claim that lost is not back", id)
@@ -199,16 +198,7 @@ func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions)
 			}
 		}
 	})
-	// As serve does: a record deleted under losing claims makes the crawler
-	// forget those catalogs' validators, so their next fetch is a full one.
-	var forget atomic.Pointer[crawler.Crawler]
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: r.index, OnResult: func(_ string, a ingest.ApplyResult) {
-		if cr := forget.Load(); cr != nil {
-			for _, u := range a.Refetch {
-				cr.ForgetValidator(u)
-			}
-		}
-	}})
+	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: r.index})
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
@@ -231,7 +221,6 @@ func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions)
 		t.Fatalf("crawler: %v", err)
 	}
 	t.Cleanup(func() { _ = cr.Close() })
-	forget.Store(cr)
 	r.cr, r.ix, r.seeds = cr, ix, w.Seeds()
 	if o.reverse {
 		slices.Reverse(r.seeds)
@@ -253,11 +242,15 @@ func (r *run) crawl(t *testing.T) {
 	}
 }
 
-// teeSink notes the identifiers of every ok result on their way to ingest.
+// teeSink notes the order of the results and the identifiers of every ok
+// result on their way to ingest.
 type teeSink struct {
 	r  *run
 	ix *ingest.Indexer
 }
+
+// Holds passes the crawler's question on to ingest (see crawler.Holder).
+func (s teeSink) Holds(catalog string) bool { return s.ix.Holds(catalog) }
 
 func (s teeSink) Put(ctx context.Context, res normalize.CatalogResult) error {
 	s.r.mu.Lock()
