@@ -183,23 +183,24 @@ const shallowDepth = query.SubQueryLimit
 // sub-query, then the results of the fusion of maxSearchOffset+1 hits per
 // sub-query not already listed. Every page slices the same sequence, so
 // pages neither repeat nor skip results while the index does not change;
-// the deep tier is fetched only by pages that reach past the first.
-func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) ([]query.Scored, map[string]bool, error) {
+// the deep tier is fetched only by pages that reach past the first. tier
+// is the whole first tier: the candidates facets are counted over.
+func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) (out, tier []query.Scored, pref map[string]bool, err error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(first.Hits) >= n {
-		return first.Hits[:n], first.Preferred, nil
+		return first.Hits[:n], first.Hits, first.Preferred, nil
 	}
 	r.Limit = maxSearchOffset + 1
 	deep, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	seen := make(map[string]bool, len(first.Hits))
-	out := slices.Clip(first.Hits)
+	out = slices.Clip(first.Hits)
 	for _, h := range first.Hits {
 		seen[h.ID] = true
 	}
@@ -211,41 +212,49 @@ func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) ([]query.S
 			out = append(out, h)
 		}
 	}
-	pref := first.Preferred
+	pref = first.Preferred
 	for id := range deep.Preferred {
 		if pref == nil {
 			pref = map[string]bool{}
 		}
 		pref[id] = true
 	}
-	return out, pref, nil
+	return out, first.Hits, pref, nil
 }
 
 // localSearch answers q from the index, starting at offset. It returns the
-// hits as federation hits and the offset of the next page (0 when done).
-func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, error) {
+// hits as federation hits, the offset of the next page (0 when done) and,
+// when q.Facets names fields, their values counted over the best of the
+// first tier of candidates (what the search found, whichever page is
+// shown).
+func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, map[string]map[string]int, error) {
 	limit := q.PageSize
 	if offset+limit > maxSearchOffset {
 		limit = maxSearchOffset - offset
 	}
 	if limit <= 0 {
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	}
 	vec := s.queryVector(ctx, q.Text)
 	p := s.newPlan(q, vec)
-	scored, preferred, err := s.ranked(ctx, p, offset+limit+1)
+	scored, tier, preferred, err := s.ranked(ctx, p, offset+limit+1)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
+	}
+	// The facet counts travel with the fetch of the page: one round trip.
+	var also []*meilisearch.SearchRequest
+	if len(q.Facets) > 0 && len(tier) > 0 {
+		also = append(also, s.candidateFacets(tier, q.Facets))
 	}
 	next := 0
 	if len(scored) > offset+limit {
 		next = offset + limit
 		scored = scored[:offset+limit]
 	}
-	if offset >= len(scored) {
-		return nil, next, nil
+	var page []query.Scored
+	if offset < len(scored) {
+		page = scored[offset:]
 	}
-	page := scored[offset:]
 	ids := make([]string, len(page))
 	for i, h := range page {
 		ids[i] = h.ID
@@ -257,9 +266,16 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	if len(q.Attributes) > 0 {
 		attrs = append(slices.Clip(attrs), q.Attributes...)
 	}
-	docs, err := hybrid.Fetch(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil)
+	docs, more, err := hybrid.FetchAlso(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil, also...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
+	}
+	var counts map[string]map[string]int
+	if len(also) > 0 {
+		counts = s.facetCounts(ctx, more[0].FacetDistribution)
+	}
+	if len(page) == 0 {
+		return nil, next, counts, nil
 	}
 	byID := make(map[string]meilisearch.Hit, len(docs))
 	for _, d := range docs {
@@ -279,7 +295,36 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 		}
 		hits = append(hits, s.toHit(meiliHit(d), q, qt, sc, vec, preferred[sc.ID]))
 	}
-	return hits, next, nil
+	return hits, next, counts, nil
+}
+
+// facetCandidates bounds the candidates facets are counted over: the best
+// ten pages. The filter naming them is most of the request's cost, so the
+// count stays small next to the search it describes.
+const facetCandidates = 100
+
+// candidateFacets is the request that counts the values of fields over
+// the best facetCandidates candidates (at least one; filtered to their
+// identifiers, no hits).
+func (s *Server) candidateFacets(candidates []query.Scored, fields []string) *meilisearch.SearchRequest {
+	candidates = candidates[:min(len(candidates), facetCandidates)]
+	ids := make([]string, len(candidates))
+	for i, c := range candidates {
+		ids[i] = c.ID
+	}
+	zero := int64(0)
+	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: hybrid.In(normalize.FieldIdentifier, ids), Page: 1, HitsPerPage: &zero, Facets: fields}
+}
+
+// facetCounts decodes the counts candidateFacets asked for. A bad answer is
+// logged and counts nothing: the results do not depend on it.
+func (s *Server) facetCounts(ctx context.Context, raw json.RawMessage) map[string]map[string]int {
+	dist, err := decodeFacets(raw)
+	if err != nil {
+		s.log.Warn("facet counts unreadable", "correlationId", correlationID(ctx), "err", err)
+		return nil
+	}
+	return dist
 }
 
 // toHit turns a fetched document and its fused score into a result entry.

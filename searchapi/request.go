@@ -106,6 +106,10 @@ type searchQuery struct {
 	// Attributes are record fields a binding needs in its results beyond
 	// searchAttributes (they do not change which results match).
 	Attributes []string
+	// Facets are index fields whose values are counted over the search's
+	// candidates (searchAnswer.Facets); the web page sets them, the API
+	// does not.
+	Facets []string
 }
 
 // decodeBody reads a JSON request body of at most maxBodyBytes into v and

@@ -18,6 +18,9 @@ type searchAnswer struct {
 	// (auto, referrals): POST /search then reports upstreams.
 	Federated bool
 	PageToken string
+	// Facets counts the values of the query's Facets fields over the local
+	// candidates (nil when it named none).
+	Facets map[string]map[string]int
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
@@ -49,6 +52,7 @@ func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*
 		mode = federation.ModeNone // we are in the chain already: answer locally, never fan out again
 	}
 	// local answers one page from the index; the page token is ours.
+	var facets map[string]map[string]int // written by local before it returns
 	local := func(ctx context.Context, _ federation.Query, pageToken string) ([]federation.Hit, string, error) {
 		offset := 0
 		if pageToken != "" {
@@ -57,10 +61,11 @@ func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*
 				return nil, "", err
 			}
 		}
-		hits, next, err := s.localSearch(ctx, q, offset)
+		hits, next, counts, err := s.localSearch(ctx, q, offset)
 		if err != nil {
 			return nil, "", err
 		}
+		facets = counts
 		tok := ""
 		if next > 0 {
 			tok = s.tokens.encode(norm, next)
@@ -73,12 +78,12 @@ func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*
 			return nil, err
 		}
 		s.metrics.observeSearch(len(hits), nil)
-		return &searchAnswer{Hits: hits, Federated: mode != federation.ModeNone, PageToken: tok}, nil
+		return &searchAnswer{Hits: hits, Federated: mode != federation.ModeNone, PageToken: tok, Facets: facets}, nil
 	}
 	fr, err := s.cfg.Federation.Search(ctx, mode, q.federationQuery(), q.PageToken, via, local)
 	if err != nil {
 		return nil, err
 	}
 	s.metrics.observeSearch(len(fr.Results), fr.Upstreams)
-	return &searchAnswer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: fr.PageToken}, nil
+	return &searchAnswer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: fr.PageToken, Facets: facets}, nil
 }

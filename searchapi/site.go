@@ -100,15 +100,10 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.pageOf(q, sq.page, federated); err != nil {
 		return err
 	}
-	facets := make(chan facetCounts, 1)
-	go func() { facets <- s.countFacets(r.Context(), q) }()
+	q.Facets = siteFacetFields
 	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
-	fc := <-facets
 	if err != nil {
 		return err
-	}
-	if fc.err != nil && r.Context().Err() == nil {
-		s.log.Warn("facet counts failed; page shown without them", "correlationId", correlationID(r.Context()), "err", fc.err)
 	}
 	hits := ans.Hits
 	more := ans.PageToken != ""
@@ -118,7 +113,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) error {
 		hits = hits[min(first, len(hits)):]
 		more = more && (sq.page+1)*sitePageSize <= maxPageSize
 	}
-	v := s.resultsView(sq, vals, hits, ans, fc)
+	v := s.resultsView(sq, vals, hits, ans)
 	if more {
 		v.Next = web.PageURL(vals, sq.page+1)
 	}
@@ -148,7 +143,7 @@ func (s *Server) pageOf(q *searchQuery, n int, federated bool) error {
 }
 
 // resultsView builds the results page.
-func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit, ans *searchAnswer, fc facetCounts) web.SearchView {
+func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit, ans *searchAnswer) web.SearchView {
 	now := s.now()
 	qterms := normalize.Terms(sq.text)
 	match := func(word string) bool {
@@ -172,7 +167,7 @@ func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.H
 	if sq.page > 1 {
 		v.Prev = web.PageURL(vals, sq.page-1)
 	}
-	v.Facets, v.Verified = sq.facetGroups(vals, fc)
+	v.Facets, v.Verified = sq.facetGroups(vals, ans.Facets)
 	v.Active = sq.active(vals)
 	for _, raw := range ans.Referrals {
 		var e struct {

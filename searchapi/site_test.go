@@ -305,10 +305,9 @@ func TestSitePages(t *testing.T) {
 		if len(names) != 1 || !strings.Contains(names[0], "Forecast") && !strings.Contains(names[0], "Weather") {
 			t.Errorf("with type=MCP server: %v, want only the forecast server", names)
 		}
-		// The type facet leaves its own choice out of its counts: the
-		// other types stay in view, to be added.
-		if joined := strings.Join(texts(p.doc, "facet"), " | "); !strings.Contains(joined, "A2A agent") {
-			t.Errorf("after choosing a type the other types vanished: %q", joined)
+		// The counts are over what the narrowed search found.
+		if joined := strings.Join(texts(p.doc, "facet"), " | "); !strings.Contains(joined, "MCP server 1") || strings.Contains(joined, "A2A agent") {
+			t.Errorf("facets after choosing MCP server: %q", joined)
 		}
 		active := texts(p.doc, "active")
 		if len(active) != 1 || !strings.Contains(active[0], "Type: MCP server") {

@@ -2,14 +2,11 @@ package searchapi
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -116,22 +113,19 @@ func (sq *siteQuery) page0() web.Page {
 // heading and how a value is labelled.
 type siteFacet struct {
 	param, field, name string
-	// disjunctive facets combine their values with OR: their counts leave
-	// their own selection out, so the other values stay in view.
-	disjunctive bool
-	limit       int
-	label       func(string) string
-	vals        []string // selected, as the URL spells them
+	limit              int
+	label              func(string) string
+	vals               []string // selected, as the URL spells them
 }
 
 func (sq *siteQuery) filters() []siteFacet {
 	typeLabel := func(v string) string { l, _ := web.TypeLabel(v); return l }
 	same := func(s string) string { return s }
 	return []siteFacet{
-		{"type", normalize.FieldType, "Type", true, 8, typeLabel, sq.types},
-		{"publisher", normalize.FieldPublisher, "Publisher", true, 10, same, sq.publishers},
-		{"compliance", normalize.FieldCompliance, "Compliance", true, 10, strings.ToUpper, sq.compliance},
-		{"tag", normalize.FieldTags, "Tags", false, 15, same, sq.tags},
+		{"type", normalize.FieldType, "Type", 8, typeLabel, sq.types},
+		{"publisher", normalize.FieldPublisher, "Publisher", 10, same, sq.publishers},
+		{"compliance", normalize.FieldCompliance, "Compliance", 10, strings.ToUpper, sq.compliance},
+		{"tag", normalize.FieldTags, "Tags", 15, same, sq.tags},
 	}
 }
 
@@ -143,70 +137,9 @@ func (f siteFacet) matches(urlValue, facetValue string) bool {
 	return strings.EqualFold(strings.TrimSpace(urlValue), facetValue)
 }
 
-// facetCounts are the facet distributions of a search: base with every
-// filter, without[field] with that field's own filter left out.
-type facetCounts struct {
-	base    map[string]map[string]int
-	without map[string]map[string]int
-	err     error
-}
-
-// groupKeys maps a facet's index field to the POST /search filter key the
-// page sets for it.
-var groupKeys = map[string]string{
-	normalize.FieldType:       "type",
-	normalize.FieldPublisher:  "publisher",
-	normalize.FieldCompliance: "compliance",
-}
-
-// countFacets counts the facet values of q's keyword matches (what POST
-// /explore counts) in one multi-search: all facets under every filter,
-// and each selected disjunctive facet and the verified toggle under the
-// other filters only.
-func (s *Server) countFacets(ctx context.Context, q *searchQuery) facetCounts {
-	fields := []string{normalize.FieldType, normalize.FieldPublisher, normalize.FieldCompliance, normalize.FieldTags, normalize.FieldPublisherVerified}
-	reqs := []*meilisearch.SearchRequest{s.exploreSearch(q, fields)}
-	owners := []string{""}
-	for field, key := range groupKeys {
-		i := slices.IndexFunc(q.Groups, func(g filterGroup) bool { return g.Key == key })
-		if i < 0 {
-			continue
-		}
-		other := *q
-		other.Groups = slices.Delete(slices.Clone(q.Groups), i, i+1)
-		reqs = append(reqs, s.exploreSearch(&other, []string{field}))
-		owners = append(owners, field)
-	}
-	if q.VerifiedOnly {
-		other := *q
-		other.VerifiedOnly = false
-		reqs = append(reqs, s.exploreSearch(&other, []string{normalize.FieldPublisherVerified}))
-		owners = append(owners, normalize.FieldPublisherVerified)
-	}
-	for _, r := range reqs {
-		r.IndexUID = s.cfg.Index
-	}
-	resp, err := s.cfg.Meili.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: reqs})
-	if err != nil {
-		return facetCounts{err: err}
-	}
-	fc := facetCounts{without: map[string]map[string]int{}}
-	for i, res := range resp.Results {
-		if i >= len(owners) {
-			break
-		}
-		dist, err := decodeFacets(res.FacetDistribution)
-		if err != nil {
-			return facetCounts{err: err}
-		}
-		if owners[i] == "" {
-			fc.base = dist
-		} else {
-			fc.without[owners[i]] = dist[owners[i]]
-		}
-	}
-	return fc
-}
+// siteFacetFields are the index fields the page counts over the search's
+// candidates.
+var siteFacetFields = []string{normalize.FieldType, normalize.FieldPublisher, normalize.FieldCompliance, normalize.FieldTags, normalize.FieldPublisherVerified}
 
 // decodeFacets reads a Meilisearch facetDistribution.
 func decodeFacets(raw json.RawMessage) (map[string]map[string]int, error) {
@@ -218,14 +151,6 @@ func decodeFacets(raw json.RawMessage) (map[string]map[string]int, error) {
 		return nil, err
 	}
 	return dist, nil
-}
-
-// counts returns the distribution a facet shows.
-func (fc facetCounts) counts(field string, disjunctive bool) map[string]int {
-	if m, ok := fc.without[field]; ok && disjunctive {
-		return m
-	}
-	return fc.base[field]
 }
 
 // facetCount is one value of a facet and how many entries have it.
@@ -260,7 +185,7 @@ func sortedCounts(m map[string]int, keep func(string) bool, limit int) []facetCo
 }
 
 // facetGroups builds the facets and the verified toggle of a results page.
-func (sq *siteQuery) facetGroups(vals url.Values, fc facetCounts) ([]web.FacetGroup, web.FacetValue) {
+func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]int) ([]web.FacetGroup, web.FacetValue) {
 	var groups []web.FacetGroup
 	for _, f := range sq.filters() {
 		selected := func(v string) (string, bool) {
@@ -271,10 +196,9 @@ func (sq *siteQuery) facetGroups(vals url.Values, fc facetCounts) ([]web.FacetGr
 			}
 			return "", false
 		}
-		counts := fc.counts(f.field, f.disjunctive)
 		g := web.FacetGroup{Name: f.name, Param: f.param}
 		seen := map[string]bool{}
-		for _, c := range sortedCounts(counts, func(v string) bool { _, ok := selected(v); return ok }, f.limit) {
+		for _, c := range sortedCounts(counts[f.field], func(v string) bool { _, ok := selected(v); return ok }, f.limit) {
 			fv := web.FacetValue{Label: f.label(c.value), Count: c.count, URL: web.ToggleParam(vals, f.param, c.value)}
 			if u, ok := selected(c.value); ok {
 				fv.Selected, fv.URL = true, web.ToggleParam(vals, f.param, u)
@@ -289,7 +213,7 @@ func (sq *siteQuery) facetGroups(vals url.Values, fc facetCounts) ([]web.FacetGr
 		}
 		groups = append(groups, g)
 	}
-	ver := web.FacetValue{Label: "Verified publishers only", Selected: sq.verified, Count: fc.counts(normalize.FieldPublisherVerified, true)["true"]}
+	ver := web.FacetValue{Label: "Verified publishers only", Selected: sq.verified, Count: counts[normalize.FieldPublisherVerified]["true"]}
 	if sq.verified {
 		ver.URL = web.SetParam(vals, "verified", "")
 	} else {

@@ -210,8 +210,16 @@ func scoredHits(hits meilisearch.Hits, idField string, p *Preference, want, pref
 // "identifier"; nil attrs means all). withVectors also retrieves _vectors,
 // for Vectors and BestMatch (evidence only: 2 KiB per vector).
 func Fetch(ctx context.Context, c Client, index, idField string, ids []string, attrs []string, withVectors bool) (meilisearch.Hits, error) {
-	if len(ids) == 0 {
-		return nil, nil
+	hits, _, err := FetchAlso(ctx, c, index, idField, ids, attrs, withVectors)
+	return hits, err
+}
+
+// FetchAlso is Fetch with more requests sent in the same multi-search (one
+// round trip); it returns their responses in order. With no ids it sends
+// only those.
+func FetchAlso(ctx context.Context, c Client, index, idField string, ids []string, attrs []string, withVectors bool, also ...*meilisearch.SearchRequest) (meilisearch.Hits, []meilisearch.SearchResponse, error) {
+	if len(ids) == 0 && len(also) == 0 {
+		return nil, nil, nil
 	}
 	if idField == "" {
 		idField = "identifier"
@@ -219,14 +227,21 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 	if attrs != nil && !slices.Contains(attrs, idField) {
 		attrs = append(slices.Clip(attrs), idField)
 	}
-	req := &meilisearch.SearchRequest{IndexUID: index, Filter: In(idField, ids), Limit: int64(len(ids)),
-		AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
-	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: []*meilisearch.SearchRequest{req}})
-	if err != nil {
-		return nil, fmt.Errorf("hybrid fetch: %w", err)
+	queries := also
+	if len(ids) > 0 {
+		req := &meilisearch.SearchRequest{IndexUID: index, Filter: In(idField, ids), Limit: int64(len(ids)),
+			AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
+		queries = append([]*meilisearch.SearchRequest{req}, also...)
 	}
-	if len(resp.Results) != 1 {
-		return nil, fmt.Errorf("%w: %d results for 1 query", ErrBadResponse, len(resp.Results))
+	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: queries})
+	if err != nil {
+		return nil, nil, fmt.Errorf("hybrid fetch: %w", err)
+	}
+	if len(resp.Results) != len(queries) {
+		return nil, nil, fmt.Errorf("%w: %d results for %d queries", ErrBadResponse, len(resp.Results), len(queries))
+	}
+	if len(ids) == 0 {
+		return nil, resp.Results, nil
 	}
 	byID := make(map[string]meilisearch.Hit, len(resp.Results[0].Hits))
 	for _, h := range resp.Results[0].Hits {
@@ -241,7 +256,7 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 			out = append(out, h)
 		}
 	}
-	return out, nil
+	return out, resp.Results[1:], nil
 }
 
 // holdsAny reports whether raw, a JSON string or array of strings, holds a

@@ -9,7 +9,7 @@ import (
 // /agents/{identifier} returns it (provenance under "provenance", this
 // registry under "source").
 func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
-	x := decodeEntry(doc)
+	x := decodeRecord(doc)
 	v := DetailView{
 		Result:          x.result(true, now, nil),
 		FullDescription: x.Description,

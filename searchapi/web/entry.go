@@ -46,28 +46,35 @@ func field(e map[string]json.RawMessage, name string, v any) {
 	}
 }
 
+// decodeEntry reads what a result shows; decodeRecord adds what only an
+// entry's page shows.
 func decodeEntry(e map[string]json.RawMessage) entry {
 	var x entry
 	field(e, "identifier", &x.Identifier)
 	field(e, "displayName", &x.DisplayName)
 	field(e, "type", &x.Type)
-	field(e, "url", &x.URL)
 	field(e, "description", &x.Description)
 	field(e, "tags", &x.Tags)
 	field(e, "capabilities", &x.Capabilities)
+	field(e, "publisher", &x.Publisher)
+	field(e, "publisherVerified", &x.PublisherVerified)
+	field(e, "compliance", &x.Compliance)
+	field(e, "indexedAt", &x.IndexedAt)
+	field(e, "score", &x.Score)
+	field(e, "source", &x.Source)
+	field(e, "evidence", &x.Evidence)
+	return x
+}
+
+func decodeRecord(e map[string]json.RawMessage) entry {
+	x := decodeEntry(e)
+	field(e, "url", &x.URL)
 	field(e, "representativeQueries", &x.RepresentativeQueries)
 	field(e, "examples", &x.Examples)
 	field(e, "skills", &x.Skills)
 	field(e, "version", &x.Version)
 	field(e, "updatedAt", &x.UpdatedAt)
-	field(e, "publisher", &x.Publisher)
-	field(e, "publisherVerified", &x.PublisherVerified)
-	field(e, "compliance", &x.Compliance)
 	field(e, "status", &x.Status)
-	field(e, "indexedAt", &x.IndexedAt)
-	field(e, "score", &x.Score)
-	field(e, "source", &x.Source)
-	field(e, "evidence", &x.Evidence)
 	return x
 }
 
