@@ -2,8 +2,11 @@ package searchapi
 
 import (
 	_ "embed"
+	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // typeAIRegistry is the media type of a registry entry.
@@ -11,6 +14,28 @@ const typeAIRegistry = "application/ai-registry+json"
 
 //go:embed openapi.json
 var openAPIDoc []byte
+
+// DefaultRegistryDomain is the registry's domain when its public URL has
+// none (an IP address or localhost): a name under the .localhost TLD
+// (RFC 6761), valid in a URN and never a real publisher's.
+const DefaultRegistryDomain = "agentfinder.localhost"
+
+// registryDomain returns the domain that names this registry: explicit
+// when given (it must be a domain name), else host when it is one, else
+// DefaultRegistryDomain. What a domain is, normalize decides.
+func registryDomain(explicit, host string) (string, error) {
+	if explicit != "" {
+		d, ok := normalize.IdentityDomain(explicit)
+		if !ok || strings.ContainsAny(explicit, ":/") {
+			return "", fmt.Errorf("searchapi: registry domain %q is not a domain name (want e.g. finder.example.com)", explicit)
+		}
+		return d, nil
+	}
+	if d, ok := normalize.IdentityDomain(host); ok {
+		return d, nil
+	}
+	return DefaultRegistryDomain, nil
+}
 
 // selfCatalog describes this registry as an ai-catalog.json manifest with
 // one application/ai-registry+json entry, so crawlers and other registries
@@ -25,7 +50,7 @@ func (s *Server) selfCatalog() map[string]any {
 		"specVersion": "1.0",
 		"host": map[string]any{
 			"displayName":      s.cfg.RegistryName,
-			"identifier":       s.urn,
+			"identifier":       s.domain,
 			"documentationUrl": s.publicURL + "/openapi.json",
 		},
 		"entries": []map[string]any{{
@@ -74,6 +99,10 @@ func firstNonEmpty(a, b string) string {
 	}
 	return b
 }
+
+// Identifier is this registry's URN (urn:ai:<domain>:registry:<name>), as
+// its self catalog publishes it.
+func (s *Server) Identifier() string { return s.urn }
 
 func (s *Server) handleSelfCatalog(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "max-age=300")

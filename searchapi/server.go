@@ -63,9 +63,14 @@ type Config struct {
 	// slash needed); it is every local result's "source" and the base of the
 	// self catalog entry. Default http://127.0.0.1:8080.
 	PublicURL string
-	// RegistryName names this registry in its URN (urn:ai:<host>:registry:<name>).
+	// RegistryName names this registry in its URN (urn:ai:<domain>:registry:<name>).
 	// Default "agentfinder".
 	RegistryName string
+	// RegistryDomain is the publisher domain of this registry's URN and the
+	// self catalog's host identifier. Default: PublicURL's host when it is a
+	// domain name, else DefaultRegistryDomain (an IP address or a one-label
+	// name such as localhost is no publisher domain).
+	RegistryDomain string
 	// Meili reads the index.
 	Meili Meili
 	// Federation answers the auto and referrals modes; nil answers locally.
@@ -133,6 +138,7 @@ type Server struct {
 	sourceJSON json.RawMessage // publicURL as a JSON string
 	viaName    string          // our name in Via headers: host[:port] of PublicURL
 	urn        string
+	domain     string // publisher domain of urn
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
 	mux           *http.ServeMux
@@ -165,6 +171,10 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.RegistryName == "" {
 		cfg.RegistryName = "agentfinder"
 	}
+	domain, err := registryDomain(cfg.RegistryDomain, pu.Hostname())
+	if err != nil {
+		return nil, err
+	}
 	if len(cfg.PageTokenKey) == 0 {
 		cfg.PageTokenKey = make([]byte, 32)
 		_, _ = rand.Read(cfg.PageTokenKey)
@@ -184,7 +194,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		sem:       make(chan struct{}, cfg.MaxConcurrent),
 		publicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		viaName:   strings.ToLower(pu.Host),
-		urn:       "urn:ai:" + strings.ToLower(pu.Hostname()) + ":registry:" + urnPart(cfg.RegistryName),
+		domain:    domain,
+		urn:       "urn:ai:" + domain + ":registry:" + urnPart(cfg.RegistryName),
 		details:   maps.Clone(cfg.ReadyDetails),
 	}
 	s.sourceJSON = mustJSON(s.publicURL)

@@ -61,6 +61,7 @@ type serveHooks struct {
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, publicURL, registryName string
+	registryDomain                string
 	dataDir                       string
 	logFormat, logLevel           string
 	meiliURL, meiliKey, meiliBin  string
@@ -104,7 +105,8 @@ func serveCLI(o *serveOptions, stderr io.Writer) *cli {
 	fs.IntVar(&o.rateBurst, "rate-burst", searchapi.DefaultRateBurst, "API requests a client may send at once above --rate-limit")
 	fs.Var(&o.trustedProxies, "trusted-proxy", "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable); other peers are the client themselves")
 	fs.StringVar(&o.publicURL, "public-url", "", "public base `URL` of this registry, used as results' source and in the self catalog (default http://<addr>/)")
-	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<host>:registry:<name>")
+	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<domain>:registry:<name>")
+	fs.StringVar(&o.registryDomain, "registry-domain", "", "the registry's own `domain` in its identifier and self catalog (default: the --public-url host when it is a domain name, else "+searchapi.DefaultRegistryDomain+")")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "`directory` for scheduler state and the managed Meilisearch")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
@@ -311,6 +313,9 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	api, err := newSearchAPI(s, client, embedder, deriveKey(tokenKey, "searchapi"))
 	if err != nil {
 		return err
+	}
+	if o.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
+		log.Info("the public URL has no domain name: set --registry-domain to name this registry", "identifier", api.Identifier(), "public_url", s.publicURL)
 	}
 
 	// Crawler and scheduler.
@@ -846,19 +851,20 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		return nil, err
 	}
 	cfg := searchapi.Config{
-		BodyTimeout:   s.opts.bodyTimeout,
-		RateLimit:     searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
-		Index:         s.index,
-		PublicURL:     s.publicURL,
-		RegistryName:  s.opts.registryName,
-		Meili:         client,
-		Federation:    s.fed,
-		SemanticRatio: s.opts.semanticRatio,
-		PageTokenKey:  tokenKey,
-		Version:       version,
-		ReadyDetails:  map[string]string{"embeddings": "on"},
-		Metrics:       s.metrics,
-		Crawl:         s.crawlInfo,
+		BodyTimeout:    s.opts.bodyTimeout,
+		RateLimit:      searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
+		Index:          s.index,
+		PublicURL:      s.publicURL,
+		RegistryName:   s.opts.registryName,
+		RegistryDomain: s.opts.registryDomain,
+		Meili:          client,
+		Federation:     s.fed,
+		SemanticRatio:  s.opts.semanticRatio,
+		PageTokenKey:   tokenKey,
+		Version:        version,
+		ReadyDetails:   map[string]string{"embeddings": "on"},
+		Metrics:        s.metrics,
+		Crawl:          s.crawlInfo,
 	}
 	if embedder != nil {
 		cfg.Embedder = embedder

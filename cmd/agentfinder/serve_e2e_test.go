@@ -624,6 +624,13 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/admin/status without a token configured: %d, want 404", resp.StatusCode)
 	}
+	// The self catalog of the defaults (public URL http://127.0.0.1:PORT/)
+	// passes agentfinder validate.
+	var vout, verr bytes.Buffer
+	noEnv := func(string) (string, bool) { return "", false }
+	if code := validateMain(t.Context(), []string{"--allow-private", "http://" + s.addr + "/.well-known/ai-catalog.json"}, noEnv, &vout, &verr); code != 0 {
+		t.Errorf("validate the self catalog: exit %d\n%s%s", code, vout.String(), verr.String())
+	}
 	// The data directory has one owner: a second serve refuses, naming the
 	// holder; a crawl finds the managed Meilisearch to index through.
 	var second syncBuffer
