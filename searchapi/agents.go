@@ -168,10 +168,14 @@ func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.
 	return doc, nil
 }
 
-// exploreBody is POST /explore (ARD): facet counts over a query and filters.
+// exploreBody is POST /explore: facet counts over a query and filters.
+// Facets names the fields (this registry's shape); ResultType is the ARD
+// shape ({"facets": [{"field", "limit", "minCount"}]}), answered in ARD's
+// response shape.
 type exploreBody struct {
 	searchBody
-	Facets []string `json:"facets"`
+	Facets     []string        `json:"facets"`
+	ResultType json.RawMessage `json:"resultType"`
 }
 
 var defaultFacets = []string{"type", "publisher", "tags", "compliance"}
@@ -187,6 +191,13 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 	raw, err := decodeBody(w, r, &body)
 	if err != nil {
 		return err
+	}
+	if body.ResultType != nil {
+		q, err := parseSearch(&body.searchBody, raw, false)
+		if err != nil {
+			return err
+		}
+		return s.exploreARD(w, r, q, body.ResultType)
 	}
 	out, err := s.explore(r.Context(), &body, raw)
 	if err != nil {
@@ -214,17 +225,11 @@ func (s *Server) explore(ctx context.Context, body *exploreBody, raw []byte) (*e
 		}
 		fields = append(fields, f)
 	}
-	resp, err := s.rawSearch(ctx, s.exploreSearch(q, fields))
+	total, dist, err := s.exploreCounts(ctx, q, fields)
 	if err != nil {
 		return nil, err
 	}
-	var dist map[string]map[string]int
-	if len(resp.FacetDistribution) > 0 {
-		if err := json.Unmarshal(resp.FacetDistribution, &dist); err != nil {
-			return nil, err
-		}
-	}
-	out := &exploreResponse{Total: resp.TotalHits, Facets: map[string]map[string]int{}}
+	out := &exploreResponse{Total: total, Facets: map[string]map[string]int{}}
 	for i, n := range names {
 		m := dist[fields[i]]
 		if m == nil {

@@ -28,6 +28,7 @@ const (
 	CodeConflict          = "conflict"
 	CodeRateLimited       = "rate_limited"
 	CodeUnavailable       = "unavailable"
+	CodeNotImplemented    = "not_implemented"
 	CodeInternal          = "internal"
 )
 
@@ -52,6 +53,11 @@ func invalid(format string, args ...any) *APIError {
 // unsupported returns a 400 unsupported_filter error naming the filter.
 func unsupported(format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Code: CodeUnsupportedFilter, Message: fmt.Sprintf(format, args...)}
+}
+
+// notImplemented returns a 501 not_implemented error.
+func notImplemented(format string, args ...any) *APIError {
+	return &APIError{Status: http.StatusNotImplemented, Code: CodeNotImplemented, Message: fmt.Sprintf(format, args...)}
 }
 
 var (
