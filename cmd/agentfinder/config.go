@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,26 +34,28 @@ type cli struct {
 	fs       *flag.FlagSet
 	name     string
 	synopsis string
-	envName  map[string]string // flag name -> environment variable
+	envName  map[string]string // flag name -> environment variable ("" for none)
 	extraEnv [][2]string       // environment-only settings for --help: name, doc
 	args     []string          // positional arguments after parse
 }
 
 // newCLI returns a flag set for "agentfinder <name>"; synopsis is the usage
-// line after the command name and a blank line of description.
-func newCLI(name, synopsis string, out io.Writer) *cli {
+// line after the command name and a blank line of description. parseOrExit
+// prints the help (stdout) and errors (stderr); the flag package prints
+// nothing itself.
+func newCLI(name, synopsis string) *cli {
 	c := &cli{
 		fs:       flag.NewFlagSet(name, flag.ContinueOnError),
 		name:     name,
 		synopsis: synopsis,
 		envName:  map[string]string{},
 	}
-	c.fs.SetOutput(out)
-	c.fs.Usage = func() { c.usage(out) }
+	c.fs.SetOutput(io.Discard)
+	c.fs.Usage = func() {}
 	return c
 }
 
-// envFor is the environment variable of a flag.
+// envFor is the environment variable of a flag ("" when it has none).
 func (c *cli) envFor(name string) string {
 	if e, ok := c.envName[name]; ok {
 		return e
@@ -64,23 +67,44 @@ func (c *cli) envFor(name string) string {
 // AGENTFINDER_<NAME>.
 func (c *cli) setEnv(flagName, env string) { c.envName[flagName] = env }
 
+// noEnv marks flags that read no environment variable (command-local
+// switches such as --json, whose AGENTFINDER_ name would collide with
+// another command's setting).
+func (c *cli) noEnv(flagNames ...string) {
+	for _, n := range flagNames {
+		c.envName[n] = ""
+	}
+}
+
 // envOnly documents a setting that is read from the environment only (a
 // secret that should not appear in a process listing).
 func (c *cli) envOnly(env, doc string) { c.extraEnv = append(c.extraEnv, [2]string{env, doc}) }
 
 func (c *cli) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: agentfinder %s %s\n\nFlags (each also read from the environment variable shown):\n", c.name, c.synopsis)
+	withEnv := false
+	c.fs.VisitAll(func(f *flag.Flag) { withEnv = withEnv || c.envFor(f.Name) != "" })
+	fmt.Fprintf(w, "Usage: agentfinder %s %s\n\nFlags", c.name, c.synopsis)
+	if withEnv {
+		fmt.Fprint(w, " (also read from the environment variable shown)")
+	}
+	fmt.Fprint(w, ":\n")
 	c.fs.VisitAll(func(f *flag.Flag) {
 		kind, doc := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
 		if kind != "" {
 			line += " " + kind
 		}
-		fmt.Fprintf(w, "%s\n    \t%s\n    \t[env %s", line, strings.ReplaceAll(doc, "\n", "\n    \t"), c.envFor(f.Name))
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0" && f.DefValue != "0s" {
-			fmt.Fprintf(w, "; default %s", f.DefValue)
+		var notes []string
+		if env := c.envFor(f.Name); env != "" {
+			notes = append(notes, "env "+env)
 		}
-		fmt.Fprintln(w, "]")
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0" && f.DefValue != "0s" {
+			notes = append(notes, "default "+f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(doc, "\n", "\n    \t"))
+		if len(notes) > 0 {
+			fmt.Fprintf(w, "    \t[%s]\n", strings.Join(notes, "; "))
+		}
 	})
 	if len(c.extraEnv) > 0 {
 		fmt.Fprintf(w, "\nEnvironment only:\n")
@@ -92,24 +116,25 @@ func (c *cli) usage(w io.Writer) {
 
 // parse parses args, then sets every flag not given on the command line from
 // its environment variable (looked up with getenv; nil means os.LookupEnv).
-// It returns flag.ErrHelp for -h/--help after printing the usage.
+// It returns flag.ErrHelp for -h/--help; other errors say what was wrong
+// and what was expected.
 func (c *cli) parse(args []string, getenv func(string) (string, bool)) error {
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
 	positional, err := parseInterspersed(c.fs, args)
 	if err != nil {
-		return err
+		return c.explain(err)
 	}
 	c.args = positional
 	given := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
 	c.fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] {
+		env := c.envFor(f.Name)
+		if given[f.Name] || env == "" {
 			return
 		}
-		env := c.envFor(f.Name)
 		v, ok := getenv(env)
 		if !ok || v == "" {
 			return
@@ -117,16 +142,100 @@ func (c *cli) parse(args []string, getenv func(string) (string, bool)) error {
 		if l, isList := f.Value.(*stringList); isList {
 			for _, item := range splitList(v) {
 				if err := l.Set(item); err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", env, err))
+					errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
 				}
 			}
 			return
 		}
 		if err := f.Value.Set(v); err != nil {
-			errs = append(errs, fmt.Errorf("invalid value %q for %s: %w", v, env, err))
+			errs = append(errs, fmt.Errorf("%s=%q: %s", env, v, expectation(f, err)))
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// flagErrRE picks the flag name out of the flag package's parse errors.
+var flagErrRE = regexp.MustCompile(`^(?:invalid (?:boolean )?value "(.*)" for (?:flag )?-(\S+): |flag provided but not defined: -+(\S+)$|flag needs an argument: -+(\S+)$)`)
+
+// explain rewrites a flag package error in this command's terms: double
+// dashes, what a bad value should look like, the closest known flag.
+func (c *cli) explain(err error) error {
+	m := flagErrRE.FindStringSubmatch(err.Error())
+	switch {
+	case errors.Is(err, flag.ErrHelp) || m == nil:
+		return err
+	case m[2] != "":
+		if f := c.fs.Lookup(m[2]); f != nil {
+			return fmt.Errorf("--%s %q: %s", m[2], m[1], expectation(f, errors.New(strings.TrimPrefix(err.Error(), m[0]))))
+		}
+	case m[3] != "":
+		msg := fmt.Sprintf("unknown flag --%s", m[3])
+		var names []string
+		c.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := closest(m[3], names); s != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+		return errors.New(msg)
+	case m[4] != "":
+		return fmt.Errorf("--%s needs a value", m[4])
+	}
+	return err
+}
+
+// expectation says what a flag's value should look like, for errors.
+func expectation(f *flag.Flag, err error) string {
+	g, _ := f.Value.(flag.Getter)
+	var v any
+	if g != nil {
+		v = g.Get()
+	}
+	switch v.(type) {
+	case time.Duration:
+		return "want a duration such as 5s, 1m30s or 2h"
+	case bool:
+		return "want true or false"
+	case int, int64, uint, uint64:
+		return "want a whole number"
+	case float64:
+		return "want a number such as 0.5"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "invalid value"
+}
+
+// closest returns the candidate nearest to s (edit distance at most a third
+// of its length, at least 2), or "".
+func closest(s string, candidates []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD || (d == bestD && best != "" && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // parseInterspersed parses args with fs, letting flags follow positional
@@ -150,18 +259,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // parseOrExit runs parse and turns its outcome into an exit code: -1 to go
-// on, 0 after --help, 2 after a usage error (already printed).
-func (c *cli) parseOrExit(args []string, getenv func(string) (string, bool), stderr io.Writer) int {
+// on, 0 after --help (printed to stdout), 2 after a usage error (printed to
+// stderr with a pointer to --help).
+func (c *cli) parseOrExit(args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
 	err := c.parse(args, getenv)
 	switch {
 	case err == nil:
 		return -1
 	case errors.Is(err, flag.ErrHelp):
+		c.usage(stdout)
 		return 0
 	default:
-		if !strings.HasPrefix(err.Error(), "flag provided but not defined") {
-			fmt.Fprintf(stderr, "agentfinder %s: %v\n", c.name, err)
-		}
+		fmt.Fprintf(stderr, "agentfinder %s: %v\nRun 'agentfinder %s --help' for its flags.\n", c.name, err, c.name)
 		return 2
 	}
 }

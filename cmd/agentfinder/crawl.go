@@ -35,7 +35,7 @@ func runCrawl(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func crawlMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
-	c := newCLI("crawl", "[flags] [SEED...]\n\nCrawls the seeds once: discovers their catalogs (well-known URIs, robots.txt Agentmap,\n<link rel=\"ai-catalog\">, DNS SVCB), fetches and follows them, and writes the records to the index.", stderr)
+	c := newCLI("crawl", "[flags] [SEED...]\n\nCrawls the seeds once: discovers their catalogs (well-known URIs, robots.txt Agentmap,\n<link rel=\"ai-catalog\">, DNS SVCB), fetches and follows them, and writes the records to the index.")
 	var f crawlFlags
 	f.register(c)
 	var ixOpts indexOptions
@@ -48,7 +48,7 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 	asJSON := c.fs.Bool("json", false, "print the crawl report as JSON")
 	logLevel := c.fs.String("log-level", "warn", "log `level`: debug, info, warn, error")
 	logFormat := c.fs.String("log-format", "text", "log `format`: text or json")
-	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
 	f.seeds = append(f.seeds, c.args...)

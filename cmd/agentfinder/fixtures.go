@@ -26,8 +26,8 @@ type fixturesInfo struct {
 // runFixtures implements 'agentfinder fixtures': it serves the fixture web
 // (HTTPS, HTTP and DNS on loopback) until ctx is done.
 func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("fixtures", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCLI("fixtures", "[flags]\n\nServes the fixture web (HTTPS, HTTP and DNS on loopback) until interrupted.")
+	fs := c.fs
 	asJSON := fs.Bool("json", false, "print one JSON object (dnsServer, caFile, ports, seeds, flags) as the first stdout line")
 	root := fs.String("root", "", "also serve `DIR` laid out as <host>/<path> (e.g. fixtures/relevance/catalogs)")
 	noWorld := fs.Bool("no-world", false, "leave the built-in world out (serve only --root and --generate)")
@@ -37,19 +37,16 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	httpsPort := fs.Int("https-port", 0, "HTTPS `port` on 127.0.0.1 (0: a free one)")
 	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
 	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
-	verbose := fs.Bool("v", false, "log every request to stderr")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: agentfinder fixtures [flags]\n\nServes the fixture web on loopback until interrupted.\n\n")
-		fs.PrintDefaults()
+	verbose := fs.Bool("verbose", false, "log every request to stderr")
+	fs.BoolVar(verbose, "v", false, "short for --verbose")
+	// The fixture web is a test tool: its flags read no environment (the
+	// crawl settings' variables, such as AGENTFINDER_SEED, mean other things).
+	fs.VisitAll(func(f *flag.Flag) { c.noEnv(f.Name) })
+	if code := c.parseOrExit(args, nil, stdout, stderr); code >= 0 {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentfinder fixtures: unexpected argument %q\n", fs.Arg(0))
+	if len(c.args) > 0 {
+		fmt.Fprintf(stderr, "agentfinder fixtures: unexpected argument %q\nRun 'agentfinder fixtures --help' for its flags.\n", c.args[0])
 		return 2
 	}
 	level := slog.LevelInfo

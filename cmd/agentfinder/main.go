@@ -39,7 +39,9 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'agentfinder <command> --help' for a command's flags.\n")
+	fmt.Fprintf(w, "  %-9s %s\n", "version", "print the version")
+	fmt.Fprintf(w, "  %-9s %s\n", "help", "show this list, or a command's flags (help COMMAND)")
+	fmt.Fprintf(w, "\nRun 'agentfinder <command> --help' (or 'agentfinder help <command>') for a command's flags.\n")
 }
 
 func main() {
@@ -60,15 +62,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "agentfinder %s\n", version)
 		return 0
 	case "-h", "--help", "help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" && args[1] != "version" {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
 		usage(stdout)
 		return 0
 	}
+	names := []string{"version", "help"}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
+		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "agentfinder: unknown command %q\n\n", args[0])
+	fmt.Fprintf(stderr, "agentfinder: unknown command %q", args[0])
+	if s := closest(args[0], names); s != "" {
+		fmt.Fprintf(stderr, " (did you mean %q?)", s)
+	}
+	fmt.Fprintf(stderr, "\n\n")
 	usage(stderr)
 	return 2
 }

@@ -17,16 +17,18 @@ import (
 // explore) over stdio, answering from an Agent Finder registry's HTTP API,
 // so a desktop assistant can use any registry.
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return mcpMain(ctx, args, nil, &mcp.StdioTransport{}, stderr)
+	return mcpMain(ctx, args, nil, &mcp.StdioTransport{}, stdout, stderr)
 }
 
-func mcpMain(ctx context.Context, args []string, getenv func(string) (string, bool), transport mcp.Transport, stderr io.Writer) int {
+// mcpMain runs the MCP server on transport; stdout gets only --help (the
+// server never starts then).
+func mcpMain(ctx context.Context, args []string, getenv func(string) (string, bool), transport mcp.Transport, stdout, stderr io.Writer) int {
 	c := newCLI("mcp", "[flags]\n\nServes the MCP tools search, get_agent and explore on stdin and stdout (the MCP stdio\n"+
-		"transport, for desktop assistants), answering from an Agent Finder registry's HTTP API.", stderr)
+		"transport, for desktop assistants), answering from an Agent Finder registry's HTTP API.")
 	server := c.fs.String("server", "http://127.0.0.1:8080", "base URL of the Agent Finder registry")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "timeout of each request to the registry")
 	c.setEnv("server", "AGENTFINDER_SERVER")
-	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
 	if len(c.args) > 0 {

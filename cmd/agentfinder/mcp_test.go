@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -128,11 +129,11 @@ func TestMCPStdio(t *testing.T) {
 
 func TestMCPCommandFlags(t *testing.T) {
 	var stderr strings.Builder
-	if code := mcpMain(t.Context(), []string{"--server", "ftp://x"}, func(string) (string, bool) { return "", false }, nil, &stderr); code != 2 || !strings.Contains(stderr.String(), "not an absolute http(s) URL") {
+	if code := mcpMain(t.Context(), []string{"--server", "ftp://x"}, func(string) (string, bool) { return "", false }, nil, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "not an absolute http(s) URL") {
 		t.Errorf("bad server: %d %q", code, stderr.String())
 	}
 	stderr.Reset()
-	if code := mcpMain(t.Context(), []string{"extra"}, func(string) (string, bool) { return "", false }, nil, &stderr); code != 2 {
+	if code := mcpMain(t.Context(), []string{"extra"}, func(string) (string, bool) { return "", false }, nil, io.Discard, &stderr); code != 2 {
 		t.Errorf("extra argument: %d %q", code, stderr.String())
 	}
 }

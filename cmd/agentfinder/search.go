@@ -23,7 +23,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func searchMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
-	c := newCLI("search", "[flags] TEXT...\n\nSends one Agent Finder POST /search to a server and prints the results.", stderr)
+	c := newCLI("search", "[flags] TEXT...\n\nSends one Agent Finder POST /search to a server and prints the results.")
 	server := c.fs.String("server", "http://127.0.0.1:8080", "base URL of the Agent Finder server")
 	typ := c.fs.String("type", "", "filter by artifact `type` (media type, e.g. application/a2a-agent-card+json)")
 	publisher := c.fs.String("publisher", "", "filter by `publisher` domain or name")
@@ -34,13 +34,12 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 	asJSON := c.fs.Bool("json", false, "print the raw JSON response")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "request timeout")
 	c.setEnv("server", "AGENTFINDER_SERVER")
-	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
 	text := strings.TrimSpace(strings.Join(c.args, " "))
 	if text == "" {
-		fmt.Fprintln(stderr, "agentfinder search: missing search TEXT")
-		c.fs.Usage()
+		fmt.Fprintln(stderr, "agentfinder search: missing search TEXT\nRun 'agentfinder search --help' for its flags.")
 		return 2
 	}
 

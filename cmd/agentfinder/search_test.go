@@ -75,8 +75,7 @@ func TestSearchCommand(t *testing.T) {
 }
 
 func TestCLIEnvironment(t *testing.T) {
-	var stderr bytes.Buffer
-	c := newCLI("x", "", &stderr)
+	c := newCLI("x", "")
 	addr := c.fs.String("addr", "127.0.0.1:8080", "listen address")
 	seeds := &stringList{}
 	c.fs.Var(seeds, "seed", "seed")

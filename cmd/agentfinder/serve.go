@@ -94,8 +94,8 @@ type serveOptions struct {
 	crawlFlags
 }
 
-func serveCLI(o *serveOptions, stderr io.Writer) *cli {
-	c := newCLI("serve", "[flags]\n\nCrawls the seeds on a schedule, keeps the Meilisearch index in step, and serves the\nAgent Finder API (POST /search, GET /agents, ...) with federation to upstream registries.", stderr)
+func serveCLI(o *serveOptions) *cli {
+	c := newCLI("serve", "[flags]\n\nCrawls the seeds on a schedule, keeps the Meilisearch index in step, and serves the\nAgent Finder API (POST /search, GET /agents, ...) with federation to upstream registries.")
 	fs := c.fs
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen `address` of the API")
 	fs.IntVar(&o.http.MaxHeaderKiB, "max-header-kib", searchapi.DefaultMaxHeaderKiB, "largest request line and headers, in `KiB`, of one request (larger: 431)")
@@ -175,8 +175,8 @@ type server struct {
 
 func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, stderr io.Writer) int {
 	var o serveOptions
-	c := serveCLI(&o, stderr)
-	if code := c.parseOrExit(noCrawlAlias(args), hooks.getenv, stderr); code >= 0 {
+	c := serveCLI(&o)
+	if code := c.parseOrExit(noCrawlAlias(args), hooks.getenv, stdout, stderr); code >= 0 {
 		return code
 	}
 	if len(c.args) > 0 {

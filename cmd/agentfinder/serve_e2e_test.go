@@ -663,12 +663,12 @@ func TestServeManagedMeilisearch(t *testing.T) {
 }
 
 func TestServeHelpListsEveryFlagWithItsVariable(t *testing.T) {
-	var stderr bytes.Buffer
-	if code := serveMain(t.Context(), []string{"--help"}, serveHooks{}, io.Discard, &stderr); code != 0 {
+	var stderr bytes.Buffer // the help goes to stdout
+	if code := serveMain(t.Context(), []string{"--help"}, serveHooks{}, &stderr, io.Discard); code != 0 {
 		t.Fatalf("--help exit %d", code)
 	}
 	var o serveOptions
-	c := serveCLI(&o, io.Discard)
+	c := serveCLI(&o)
 	help := stderr.String()
 	c.fs.VisitAll(func(f *flag.Flag) {
 		if !strings.Contains(help, "--"+f.Name) || !strings.Contains(help, c.envFor(f.Name)) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,7 +44,7 @@ func TestFederationAllowCIDRFlag(t *testing.T) {
 	build := func(args ...string) (*federation.Federator, error) {
 		t.Helper()
 		var o serveOptions
-		if err := serveCLI(&o, io.Discard).parse(args, func(string) (string, bool) { return "", false }); err != nil {
+		if err := serveCLI(&o).parse(args, func(string) (string, bool) { return "", false }); err != nil {
 			t.Fatalf("parse %q: %v", args, err)
 		}
 		s := &server{opts: o, log: slog.New(slog.DiscardHandler), publicURL: "http://127.0.0.1:9/"}

@@ -37,18 +37,18 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 func validateMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
 	c := newCLI("validate", "[flags] PATH|URL\n\nChecks an ai-catalog.json manifest. Exit status: 0 valid (warnings allowed),\n"+
-		"1 errors found, 2 the file or URL could not be read or usage is wrong.", stderr)
+		"1 errors found, 2 the file or URL could not be read or usage is wrong.")
 	asJSON := c.fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
 	origin := c.fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
+	c.noEnv("json", "origin")
 	var nf netFlags
 	nf.register(c)
-	if code := c.parseOrExit(args, getenv, stderr); code >= 0 {
+	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
 	positional := c.args
 	if len(positional) != 1 {
-		fmt.Fprintln(stderr, "agentfinder validate: want exactly one PATH or URL")
-		c.usage(stderr)
+		fmt.Fprintln(stderr, "agentfinder validate: want exactly one PATH or URL\nRun 'agentfinder validate --help' for its flags.")
 		return 2
 	}
 	target := positional[0]

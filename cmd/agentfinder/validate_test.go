@@ -52,7 +52,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{name: "two args", args: []string{valid, invalid}, code: 2, stderrS: "want exactly one"},
 		{name: "unknown flag", args: []string{"--nope", valid}, code: 2},
 		{name: "bad origin", args: []string{"--origin", "nothing", valid}, code: 2, stderrS: "not an absolute URL"},
-		{name: "help", args: []string{"--help"}, code: 0, stderrS: "Usage: agentfinder validate"},
+		{name: "help", args: []string{"--help"}, code: 0, stdout: []string{"Usage: agentfinder validate", "--ca-file", "--dns-server", "--port-map", "--allow-private"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
