@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -82,7 +83,7 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 		}
 		sink = s
 	}
-	prog := newCrawlProgress(stderr)
+	prog := newCrawlProgress(stderr, len(seeds))
 	cr, err := crawler.New(cfg, &progressSink{next: sink, prog: prog}, logger)
 	if err != nil {
 		_ = sink.Close(ctx)
@@ -112,7 +113,28 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 		fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
 		return 1
 	}
+	if err := crawlOutcome(rep); err != nil {
+		fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
+		return 1
+	}
 	return 0
+}
+
+// crawlOutcome fails a crawl in which no catalog could be read: every
+// catalog failed, or none was found at all.
+func crawlOutcome(rep *crawler.Report) error {
+	if rep == nil {
+		return nil
+	}
+	t := rep.Totals
+	switch {
+	case t.OK+t.NotModified > 0:
+		return nil
+	case t.Failed > 0:
+		return fmt.Errorf("every catalog failed (%d of %d): nothing was read", t.Failed, t.Catalogs)
+	default:
+		return fmt.Errorf("no catalog found for %d %s", t.Seeds, plural(t.Seeds, "seed", "seeds"))
+	}
 }
 
 // crawlerUserAgent is the crawler's User-Agent for this build.
@@ -316,19 +338,23 @@ type progressSink struct {
 }
 
 func (p *progressSink) Put(ctx context.Context, res normalize.CatalogResult) error {
-	p.prog.add(len(res.Records))
+	p.prog.add(res.Catalog, len(res.Records))
 	return p.next.Put(ctx, res)
 }
 
-// crawlProgress shows a spinner with counts on stderr when it is a terminal.
+// crawlProgress shows a spinner with the host of the latest catalog, the
+// counts so far and the number of seeds on stderr when it is a terminal.
 type crawlProgress struct {
 	bar      *progressbar.ProgressBar
-	catalogs atomic.Int64
-	records  atomic.Int64
+	seeds    int
+	mu       sync.Mutex
+	host     string
+	catalogs int64
+	records  int64
 }
 
-func newCrawlProgress(stderr io.Writer) *crawlProgress {
-	p := &crawlProgress{}
+func newCrawlProgress(stderr io.Writer, seeds int) *crawlProgress {
+	p := &crawlProgress{seeds: seeds}
 	if fh, ok := stderr.(*os.File); ok && term.IsTerminal(int(fh.Fd())) {
 		p.bar = progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(stderr),
@@ -343,13 +369,27 @@ func newCrawlProgress(stderr io.Writer) *crawlProgress {
 	return p
 }
 
-func (p *crawlProgress) add(records int) {
-	n := p.catalogs.Add(1)
-	r := p.records.Add(int64(records))
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("crawling: %d records", r))
-		_ = p.bar.Set64(n)
+func (p *crawlProgress) add(catalogURL string, records int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.catalogs++
+	p.records += int64(records)
+	if u, err := url.Parse(catalogURL); err == nil && u.Hostname() != "" {
+		p.host = u.Hostname()
 	}
+	if p.bar != nil {
+		p.bar.Describe(p.describe())
+		_ = p.bar.Set64(p.catalogs)
+	}
+}
+
+// describe is the progress line: "crawling HOST: N records (M seeds)".
+func (p *crawlProgress) describe() string {
+	host := p.host
+	if host == "" {
+		host = "..."
+	}
+	return fmt.Sprintf("crawling %s: %d records (%d %s)", host, p.records, p.seeds, plural(p.seeds, "seed", "seeds"))
 }
 
 func (p *crawlProgress) finish() {

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 )
@@ -91,6 +94,14 @@ func TestCrawlCommandNoIndex(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("summary lacks %q:\n%s", want, out)
 			}
+		}
+	})
+
+	t.Run("nothing readable exits 1", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		args := append(slices.Clone(base[4:]), "--seed", "nowhere.test") // the network flags, no seeds
+		if code := crawlMain(t.Context(), args, noEnv, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "every catalog failed") {
+			t.Errorf("exit %d, stderr %q; want 1 and a reason", code, stderr.String())
 		}
 	})
 
@@ -200,4 +211,30 @@ func TestCrawlCommandIndexes(t *testing.T) {
 			t.Errorf("stderr does not name the holder (%q):\n%s", want, stderr.String())
 		}
 	})
+}
+
+func TestCrawlOutcome(t *testing.T) {
+	for _, c := range []struct {
+		totals crawler.Totals
+		want   string
+	}{
+		{crawler.Totals{Seeds: 1, Catalogs: 3, OK: 1, Failed: 2}, ""},
+		{crawler.Totals{Seeds: 1, Catalogs: 1, NotModified: 1}, ""},
+		{crawler.Totals{Seeds: 2, Catalogs: 2, Failed: 2}, "every catalog failed (2 of 2)"},
+		{crawler.Totals{Seeds: 2}, "no catalog found for 2 seeds"},
+	} {
+		err := crawlOutcome(&crawler.Report{Totals: c.totals})
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.totals, err, c.want)
+		}
+	}
+}
+
+func TestCrawlProgressLine(t *testing.T) {
+	p := newCrawlProgress(io.Discard, 3)
+	p.add("https://acme.test:8443/.well-known/ai-catalog.json", 5)
+	p.add("https://api.acme.test/catalogs/more.json", 2)
+	if got, want := p.describe(), "crawling api.acme.test: 7 records (3 seeds)"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
 }
