@@ -31,9 +31,16 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 	federation := c.fs.String("federation", "", "federation `mode`: auto (server default), referrals or none")
 	pageSize := c.fs.Int("page-size", 10, "results per page (1-100)")
 	pageToken := c.fs.String("page-token", "", "continue from a previous response's pageToken")
+	var tags, preferTags stringList
+	c.fs.Var(&tags, "tag", "only results carrying this `tag` (repeatable: all of them)")
+	c.fs.Var(&preferTags, "prefer-tag", "rank results carrying this `tag` higher (repeatable)")
+	verifiedOnly := c.fs.Bool("verified-only", false, "only results whose publisher is verified (the catalog was fetched from its domain)")
+	evidence := c.fs.Bool("evidence", false, "show why each result matched: matched tags, examples and score components")
+	stale := c.fs.Bool("stale", false, "include stale records (their catalog kept failing)")
 	asJSON := c.fs.Bool("json", false, "print the raw JSON response")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "request timeout")
 	c.setEnv("server", "AGENTFINDER_SERVER")
+	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "evidence", "stale", "json", "timeout")
 	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -49,9 +56,24 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 			q[k] = v
 		}
 	}
+	if len(tags) > 0 {
+		q["requiredTags"] = tags
+	}
+	if len(preferTags) > 0 {
+		q["preferredTags"] = preferTags
+	}
+	if *verifiedOnly {
+		q["verifiedOnly"] = true
+	}
 	req := map[string]any{"query": q, "pageSize": *pageSize}
 	if *pageToken != "" {
 		req["pageToken"] = *pageToken
+	}
+	if *evidence {
+		req["includeEvidence"] = true
+	}
+	if *stale {
+		req["includeStale"] = true
 	}
 	body, _ := json.Marshal(req)
 
@@ -108,9 +130,18 @@ type searchResponse struct {
 	Results []struct {
 		Identifier  string          `json:"identifier"`
 		DisplayName string          `json:"displayName"`
+		Description string          `json:"description"`
 		Type        string          `json:"type"`
 		Score       json.Number     `json:"score"`
 		Source      json.RawMessage `json:"source"`
+		Evidence    *struct {
+			MatchedTags     []string `json:"matchedTags"`
+			MatchedExamples []struct {
+				Text string `json:"text"`
+			} `json:"matchedExamples"`
+			MatchedTerms    []string               `json:"matchedTerms"`
+			ScoreComponents map[string]json.Number `json:"scoreComponents"`
+		} `json:"evidence"`
 	} `json:"results"`
 	Referrals []struct {
 		Identifier  string `json:"identifier"`
@@ -136,17 +167,26 @@ func printResults(w io.Writer, raw []byte) error {
 		fmt.Fprintln(w, "no results")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tTYPE\tSOURCE")
+		fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tSOURCE")
 		for _, res := range r.Results {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, truncate(res.DisplayName, 40), res.Type, sourceLabel(res.Source))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, truncate(res.DisplayName, 40),
+				truncate(oneLine(res.Description), 50), res.Type, sourceLabel(res.Source))
+			if e := res.Evidence; e != nil {
+				fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
+				for _, ex := range e.MatchedExamples {
+					fmt.Fprintf(tw, "\t  example: %s\t\t\t\t\n", truncate(oneLine(ex.Text), 80))
+				}
+			}
 		}
 		tw.Flush()
 	}
 	if len(r.Referrals) > 0 {
 		fmt.Fprintln(w, "\nReferrals:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, ref := range r.Referrals {
-			fmt.Fprintf(w, "  %s  %s  %s\n", ref.Identifier, ref.DisplayName, ref.URL)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", ref.Identifier, ref.DisplayName, ref.URL)
 		}
+		tw.Flush()
 	}
 	for _, u := range r.Upstreams {
 		fmt.Fprintf(w, "upstream %s: %s (%d results)\n", u.Registry, u.Status, u.Results)
@@ -155,6 +195,31 @@ func printResults(w io.Writer, raw []byte) error {
 		fmt.Fprintf(w, "\nmore: --page-token %s\n", r.PageToken)
 	}
 	return nil
+}
+
+// evidenceLine summarises a result's evidence on one line.
+func evidenceLine(tags []string, examples int, terms []string, comps map[string]json.Number) string {
+	var parts []string
+	if len(terms) > 0 {
+		parts = append(parts, "terms "+strings.Join(terms, ", "))
+	}
+	if len(tags) > 0 {
+		parts = append(parts, "tags "+strings.Join(tags, ", "))
+	}
+	if examples > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", examples, plural(examples, "example", "examples")))
+	}
+	var cs []string
+	for _, k := range sortedKeys(comps) {
+		cs = append(cs, k+" "+comps[k].String())
+	}
+	if len(cs) > 0 {
+		parts = append(parts, strings.Join(cs, " "))
+	}
+	if len(parts) == 0 {
+		return "no evidence given"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sourceLabel shows a result's source: a URL or label string as is, an

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,5 +108,43 @@ func TestCLIEnvironment(t *testing.T) {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
+	}
+}
+
+// TestSearchCommandExtensions: the request extensions have flags, the table
+// has a description column and the evidence, and referral rows line up.
+func TestSearchCommandExtensions(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = nil
+		_ = json.Unmarshal(b, &got)
+		io.WriteString(w, `{"results":[{"identifier":"urn:ai:acme.test:agent:oncall","displayName":"On-call Copilot","description":"Pages the right engineer\nand drafts the incident timeline.","type":"application/a2a-agent-card+json","score":91,"source":"http://127.0.0.1:8080/",
+			"evidence":{"matchedTags":["sre"],"matchedExamples":[{"text":"who is on call for payments","score":0.8}],"matchedTerms":["incident"],"scoreComponents":{"keyword":0.7,"semantic":0.9},"freshness":{}}}],
+			"referrals":[{"identifier":"urn:ai:hub.test:registry:main","displayName":"Hub","type":"application/ai-registry","url":"https://hub.test/search"},
+			{"identifier":"urn:ai:a-much-longer-name.test:registry:x","displayName":"Long Registry Name","type":"application/ai-registry","url":"https://long.test/search"}]}`)
+	}))
+	defer srv.Close()
+	env := func(string) (string, bool) { return "", false }
+	var stdout, stderr bytes.Buffer
+	args := []string{"--server", srv.URL, "--tag", "sre", "--tag", "on-call", "--prefer-tag", "pager", "--verified-only", "--evidence", "--stale", "incident", "response"}
+	if code := searchMain(t.Context(), args, env, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	q, _ := got["query"].(map[string]any)
+	if fmt.Sprint(q["requiredTags"]) != "[sre on-call]" || fmt.Sprint(q["preferredTags"]) != "[pager]" || q["verifiedOnly"] != true ||
+		got["includeEvidence"] != true || got["includeStale"] != true {
+		t.Errorf("request %v", got)
+	}
+	out := stdout.String()
+	for _, want := range []string{"DESCRIPTION", "Pages the right engineer and drafts", "why: terms incident; tags sre; 1 example; keyword 0.7 semantic 0.9", "example: who is on call for payments"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	_, refs, _ := strings.Cut(out, "Referrals:\n")
+	lines := strings.Split(strings.TrimRight(refs, "\n"), "\n")
+	if len(lines) != 2 || strings.Index(lines[0], "https://") != strings.Index(lines[1], "https://") {
+		t.Errorf("referral URLs do not line up:\n%s", refs)
 	}
 }
