@@ -32,12 +32,12 @@ const ReferralType = "application/ai-registry"
 
 // Registry is one registry this registry knows.
 type Registry struct {
-	Endpoint    string   // search endpoint URL (§7: the entry URL if it ends in /search, else base URL + "search")
-	Identifier  string   // catalog identifier (synthesized for configured and DNS registries)
-	DisplayName string   // human-readable name
-	Description string   // may be empty
-	Tags        []string // may be empty
-	Learned     string   // Learned* constant
+	Endpoint    string   `json:"endpoint"`              // search endpoint URL (§7: the entry URL if it ends in /search, else base URL + "search")
+	Identifier  string   `json:"identifier"`            // catalog identifier (synthesized for configured and DNS registries)
+	DisplayName string   `json:"displayName"`           // human-readable name
+	Description string   `json:"description,omitempty"` // may be empty
+	Tags        []string `json:"tags,omitempty"`        // may be empty
+	Learned     string   `json:"learned"`               // Learned* constant
 }
 
 // Trusted reports whether the registry was configured by the operator

@@ -171,20 +171,20 @@ type Conflict struct {
 
 // Stats are running totals since New.
 type Stats struct {
-	Results      int64 // CatalogResults applied
-	Upserted     int64
-	Unchanged    int64
-	Deleted      int64
-	Conflicts    int64
-	MarkedStale  int64
-	Recovered    int64
-	Batches      int64 // commits
-	Tasks        int64 // Meilisearch write tasks awaited
-	TaskFailures int64 // writes that failed for good
-	Documents    int   // documents ingest believes the index holds
-	Catalogs     int   // catalogs with state
-	Queued       int   // results waiting in the queue
-	LastError    string
+	Results      int64  `json:"results"` // CatalogResults applied
+	Upserted     int64  `json:"upserted"`
+	Unchanged    int64  `json:"unchanged"`
+	Deleted      int64  `json:"deleted"`
+	Conflicts    int64  `json:"conflicts"`
+	MarkedStale  int64  `json:"markedStale"`
+	Recovered    int64  `json:"recovered"`
+	Batches      int64  `json:"batches"`      // commits
+	Tasks        int64  `json:"tasks"`        // Meilisearch write tasks awaited
+	TaskFailures int64  `json:"taskFailures"` // writes that failed for good
+	Documents    int    `json:"documents"`    // documents ingest believes the index holds
+	Catalogs     int    `json:"catalogs"`     // catalogs with state
+	Queued       int    `json:"queued"`       // results waiting in the queue
+	LastError    string `json:"lastError,omitempty"`
 }
 
 // Indexer applies CatalogResults to a Meilisearch index. It satisfies the

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -425,8 +426,14 @@ func TestServeE2E(t *testing.T) {
 	// Registries learned by crawling (DNS _search._agents and catalog
 	// entries) are in the federation book and offered as referrals.
 	var st struct {
-		Registries []struct{ Endpoint, Learned string } `json:"registries"`
+		Registries []struct {
+			Endpoint string `json:"endpoint"`
+			Learned  string `json:"learned"`
+		} `json:"registries"`
 	}
+	var raw any
+	e.do(http.MethodGet, "/admin/status", nil, &raw)
+	checkCamelCase(t, "/admin/status", raw)
 	e.do(http.MethodGet, "/admin/status", nil, &st)
 	learned := map[string]bool{}
 	for _, r := range st.Registries {
@@ -848,4 +855,25 @@ func superviseManaged(t *testing.T, s *server, link string) {
 		code, body := get("/healthz")
 		return code == http.StatusServiceUnavailable && body["status"] == "failed"
 	})
+}
+
+// checkCamelCase fails for a JSON object key anywhere in v that starts
+// with a capital letter (a Go field name without a JSON tag) instead of
+// camelCase, as in the rest of the API. Keys that are data (seed names,
+// outcomes, reasons such as not_json) are lower case and pass.
+func checkCamelCase(t *testing.T, where string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if k != "" && unicode.IsUpper(rune(k[0])) {
+				t.Errorf("%s: key %q is not camelCase", where, k)
+			}
+			checkCamelCase(t, where, val)
+		}
+	case []any:
+		for _, val := range x {
+			checkCamelCase(t, where, val)
+		}
+	}
 }
