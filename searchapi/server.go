@@ -123,6 +123,10 @@ type Config struct {
 	// agentfinder_embeddings_enabled); nil records nothing. The caller owns
 	// the registry and serves it; New fails if the names are taken.
 	Metrics prometheus.Registerer
+	// CORSOrigins are the browser origins allowed to call this API ("*":
+	// any); preflight requests are answered for them. Empty: no CORS
+	// headers. cmd defaults it to DefaultCORSOrigins.
+	CORSOrigins []string
 }
 
 // Server serves the Agent Finder API over one index. Create it with New; it
@@ -299,6 +303,9 @@ func (s *Server) Handler() http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
 		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
+		if s.cors(w, r) {
+			return
+		}
 		serve := s.mux.ServeHTTP
 		if ok, wait := s.allow(r); !ok {
 			// The route it asked for, for the metrics' label.
@@ -312,20 +319,12 @@ func (s *Server) Handler() http.Handler {
 				s.writeError(w, r, rateLimited(wait))
 			}
 		}
-		debug := s.log.Enabled(r.Context(), slog.LevelDebug)
-		if !debug && s.metrics == nil {
-			serve(w, r)
-			return
-		}
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		serve(sw, r)
 		// The mux set r.Pattern on this request when it routed it.
+		noteRoute(r, r.Pattern)
 		s.metrics.observeRequest(r.Pattern, sw.status, time.Since(start))
-		if !debug {
-			return
-		}
-		s.log.Debug("request", "correlationId", cid, "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
 	})
 }
 

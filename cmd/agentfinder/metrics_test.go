@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,7 @@ func TestServeMetrics(t *testing.T) {
 		{"ingest documents", "agentfinder_ingest_documents", nil, 3},
 		{"seeds ok", "agentfinder_scheduler_seeds", map[string]string{"outcome": "ok"}, 1},
 		{"go runtime", "go_goroutines", nil, 1},
+		{"build info", "agentfinder_build_info", map[string]string{"version": version}, 1},
 	}
 	for _, c := range checks {
 		v, ok := metricSum(t, a.srv, c.metric, c.labels)
@@ -119,6 +121,33 @@ func TestServeMetrics(t *testing.T) {
 	}
 	if v, _ := metricSum(t, b.srv, "agentfinder_http_requests_total", map[string]string{"route": "POST /search"}); v < 1 {
 		t.Errorf("B did not count A's federated POST /search")
+	}
+
+	// One access log line per request, with the route pattern, status and
+	// correlation id.
+	if !regexp.MustCompile(`msg=request component=http method=POST route="POST /search" status=200 duration=\S+ correlationId=[0-9a-f]+`).MatchString(a.logs.String()) {
+		t.Errorf("no access log line for POST /search in:\n%.3000s", a.logs.String())
+	}
+	a.do(http.MethodGet, "/admin/status", nil, nil)
+	a.waitFor("the access log line of GET /admin/status", 10*time.Second, func() (bool, string) {
+		return strings.Contains(a.logs.String(), `route="GET /admin/status" status=200`), ""
+	})
+	// CORS preflight: answered for the read-only API, never for admin.
+	for _, c := range []struct {
+		path string
+		want string
+	}{{"/search", "*"}, {"/admin/status", ""}} {
+		req, _ := http.NewRequest(http.MethodOptions, a.url(c.path), nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := a.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != c.want || (c.want != "" && resp.StatusCode != http.StatusNoContent) {
+			t.Errorf("preflight %s: %d, Access-Control-Allow-Origin %q, want %q", c.path, resp.StatusCode, got, c.want)
+		}
 	}
 
 	// GET /metrics is public and speaks the text format.

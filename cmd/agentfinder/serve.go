@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +92,8 @@ type serveOptions struct {
 	rateLimit                     float64
 	rateBurst                     int
 	trustedProxies                stringList
+	corsOrigins                   stringList
+	accessLog                     bool
 	crawlFlags
 }
 
@@ -103,6 +106,8 @@ func serveCLI(o *serveOptions) *cli {
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", 5*time.Second, "how long an API request's body may take to arrive (then 408); the request takes a slot only once it has")
 	fs.Float64Var(&o.rateLimit, "rate-limit", searchapi.DefaultRatePerSecond, "API requests per second per client address, sustained (0: no limit; /healthz, /readyz and /metrics are never limited)")
 	fs.IntVar(&o.rateBurst, "rate-burst", searchapi.DefaultRateBurst, "API requests a client may send at once above --rate-limit")
+	fs.Var(&o.corsOrigins, "cors-origin", "browser `origin` allowed to call the read-only API, e.g. https://app.example (repeatable; default *, any; none: no CORS); never the admin endpoints")
+	fs.BoolVar(&o.accessLog, "access-log", true, "log one line per HTTP request at info level (method, route, status, duration, correlation id)")
 	fs.Var(&o.trustedProxies, "trusted-proxy", "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable); other peers are the client themselves")
 	fs.StringVar(&o.publicURL, "public-url", "", "public base `URL` of this registry, used as results' source and in the self catalog (default http://<addr>/)")
 	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<domain>:registry:<name>")
@@ -355,7 +360,10 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 	mux.Handle("/", api.Handler())
 	s.handler = mux
-	srv := searchapi.NewHTTPServer(mux, o.http, log)
+	if o.accessLog {
+		s.handler = searchapi.AccessLog(mux, log.With("component", "http"))
+	}
+	srv := searchapi.NewHTTPServer(s.handler, o.http, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(o.http.Listener(ln)) }()
 	log.Info("serving", "addr", s.addr, "public_url", s.publicURL, "index", o.index,
@@ -434,11 +442,30 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 // Config.Metrics.
 func newMetricsRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "agentfinder_build_info",
+		Help:        "Always 1; the labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	build.Set(1)
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		build,
 	)
 	return reg
+}
+
+// corsOrigins is --cors-origin as searchapi wants it: the default when
+// none is given, nothing for "none".
+func corsOrigins(flag []string) []string {
+	switch {
+	case len(flag) == 0:
+		return searchapi.DefaultCORSOrigins
+	case slices.Contains(flag, "none"):
+		return nil
+	}
+	return flag
 }
 
 // defaultPublicURL is http://<listen address>/, with "localhost" for an
@@ -857,6 +884,7 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		PublicURL:      s.publicURL,
 		RegistryName:   s.opts.registryName,
 		RegistryDomain: s.opts.registryDomain,
+		CORSOrigins:    corsOrigins(s.opts.corsOrigins),
 		Meili:          client,
 		Federation:     s.fed,
 		SemanticRatio:  s.opts.semanticRatio,

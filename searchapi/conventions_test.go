@@ -1,0 +1,87 @@
+package searchapi
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentfinder/agentfinder/ingest/meili"
+)
+
+// conventionServer is a Server whose Meilisearch is never asked: the
+// routes tested here answer without it.
+func conventionServer(t *testing.T, origins []string) *Server {
+	t.Helper()
+	s, err := New(Config{Index: "unused", Meili: meili.New("http://127.0.0.1:1", ""), CORSOrigins: origins}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func serveOnce(h http.Handler, method, path string, hdr map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestCORS(t *testing.T) {
+	preflight := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+	star := conventionServer(t, DefaultCORSOrigins).Handler()
+	rec := serveOnce(star, http.MethodOptions, "/search", preflight)
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(rec.Header().Get("Access-Control-Allow-Methods"), "POST") || !strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "Content-Type") {
+		t.Errorf("preflight: %d %v", rec.Code, rec.Header())
+	}
+	rec = serveOnce(star, http.MethodGet, "/healthz", map[string]string{"Origin": "https://app.example"})
+	if rec.Header().Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(rec.Header().Get("Access-Control-Expose-Headers"), "X-Correlation-ID") {
+		t.Errorf("simple request: %v", rec.Header())
+	}
+	if rec := serveOnce(star, http.MethodOptions, "/nowhere", preflight); rec.Code == http.StatusNoContent {
+		t.Error("preflight answered for an unknown path")
+	}
+
+	one := conventionServer(t, []string{"https://app.example"}).Handler()
+	rec = serveOnce(one, http.MethodOptions, "/agents", map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "GET"})
+	if rec.Code != http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "https://app.example" || rec.Header().Get("Vary") != "Origin" {
+		t.Errorf("listed origin: %d %v", rec.Code, rec.Header())
+	}
+	rec = serveOnce(one, http.MethodOptions, "/agents", map[string]string{"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"})
+	if rec.Code == http.StatusNoContent || rec.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("other origin: %d %v", rec.Code, rec.Header())
+	}
+	off := conventionServer(t, nil).Handler()
+	if rec := serveOnce(off, http.MethodGet, "/healthz", map[string]string{"Origin": "https://app.example"}); rec.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Error("CORS headers with no origins configured")
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	mux := http.NewServeMux()
+	mux.Handle("/", conventionServer(t, nil).Handler())
+	h := AccessLog(mux, log)
+	serveOnce(h, http.MethodGet, "/agents/urn:ai:a.test:x?x=1", nil)
+	serveOnce(h, http.MethodGet, "/healthz", map[string]string{"X-Correlation-ID": "abc-123"})
+	out := buf.String()
+	for _, want := range []string{
+		`msg=request method=GET route="GET /agents/{identifier...}" status=`,
+		`msg=request method=GET route="GET /healthz" status=200 duration=`,
+		"correlationId=abc-123",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("access log lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "msg=request"); n != 2 {
+		t.Errorf("%d lines for 2 requests:\n%s", n, out)
+	}
+}
