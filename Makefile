@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 BENCHTIME ?= 1x
 
-.PHONY: all build test test-short vet fmt meilisearch model chromium run bench eval fuzz clean
+.PHONY: all build test test-short vet fmt lint-openapi meilisearch model chromium run bench eval fuzz clean
 
 all: build
 
@@ -33,9 +33,15 @@ fmt:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# lint-openapi lints searchapi/openapi.json with Redocly's recommended rules
+# (@redocly/cli pinned in .ci/redocly, installed once under .cache/redocly);
+# its report is printed only when it fails.
+lint-openapi:
+	@mkdir -p .cache && bash .ci/lint-openapi.sh >.cache/lint-openapi.log 2>&1 || { cat .cache/lint-openapi.log; exit 1; }
+
 # test runs every test with the race detector against a real, throwaway Meilisearch
 # (or the one MEILI_URL names) and stops it afterwards, even when tests fail.
-test: fmt vet model chromium
+test: fmt vet lint-openapi model chromium
 	AGENTFINDER_MODEL_DIR=$(CURDIR)/.cache/model bash .ci/with-meilisearch.sh \
 		$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) ./...
 

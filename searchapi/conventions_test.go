@@ -2,6 +2,7 @@ package searchapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -83,5 +84,45 @@ func TestAccessLog(t *testing.T) {
 	}
 	if n := strings.Count(out, "msg=request"); n != 2 {
 		t.Errorf("%d lines for 2 requests:\n%s", n, out)
+	}
+}
+
+// TestOpenAPICoversEveryRoute: every route the Server registers is in the
+// OpenAPI document (a new route without its entry fails here), every
+// operation has a summary, and the document names its server and the
+// admin endpoints' bearer scheme.
+func TestOpenAPICoversEveryRoute(t *testing.T) {
+	s := conventionServer(t, nil)
+	if len(s.Routes()) < 8 {
+		t.Fatalf("routes %v", s.Routes())
+	}
+	if missing := UndocumentedRoutes(s.Routes()); len(missing) > 0 {
+		t.Errorf("routes missing from openapi.json: %v", missing)
+	}
+	if got := UndocumentedRoutes([]string{"GET /not-a-route", "POST /agents", "GET /agents/{identifier...}", "/"}); strings.Join(got, ",") != "GET /not-a-route,POST /agents" {
+		t.Errorf("UndocumentedRoutes = %v, want the two undocumented ones", got)
+	}
+	var doc struct {
+		Servers    []map[string]any                     `json:"servers"`
+		Paths      map[string]map[string]map[string]any `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) == 0 || doc.Components.SecuritySchemes["adminToken"]["scheme"] != "bearer" {
+		t.Errorf("servers %v, security schemes %v", doc.Servers, doc.Components.SecuritySchemes)
+	}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			if s, _ := op["summary"].(string); s == "" {
+				t.Errorf("%s %s has no summary", strings.ToUpper(method), path)
+			}
+			if strings.HasPrefix(path, "/admin/") && op["security"] == nil {
+				t.Errorf("%s %s has no security requirement", strings.ToUpper(method), path)
+			}
+		}
 	}
 }

@@ -145,7 +145,7 @@ type Server struct {
 	domain     string // publisher domain of urn
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
-	mux           *http.ServeMux
+	mux           *Mux
 	metrics       *metrics       // nil: no metrics
 	limiter       *clientLimiter // nil: no rate limit
 	site          *web.Renderer
@@ -267,7 +267,7 @@ func (s *Server) SetReadyDetail(key, value string) {
 }
 
 func (s *Server) routes() {
-	m := http.NewServeMux()
+	m := &Mux{}
 	m.Handle("POST /search", s.api(s.handleSearch))
 	m.Handle("GET /agents", s.api(s.handleList))
 	m.Handle("GET /agents/{identifier...}", s.api(s.handleGet))

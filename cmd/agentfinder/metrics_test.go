@@ -4,11 +4,14 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // metricSum sums the samples of family name in s's registry whose labels
@@ -132,6 +135,11 @@ func TestServeMetrics(t *testing.T) {
 	a.waitFor("the access log line of GET /admin/status", 10*time.Second, func() (bool, string) {
 		return strings.Contains(a.logs.String(), `route="GET /admin/status" status=200`), ""
 	})
+	// Every route serve answers (API, pages, metrics, admin) is in the
+	// OpenAPI document.
+	if missing := searchapi.UndocumentedRoutes(a.srv.routes); len(missing) > 0 || !slices.Contains(a.srv.routes, "GET /admin/status") {
+		t.Errorf("routes missing from openapi.json: %v (of %v)", missing, a.srv.routes)
+	}
 	// CORS preflight: answered for the read-only API, never for admin.
 	for _, c := range []struct {
 		path string

@@ -175,6 +175,7 @@ type server struct {
 	fed       *federation.Federator
 	embedNote string // why embeddings are off, "" when on
 	handler   http.Handler
+	routes    []string             // every route pattern served, for the OpenAPI coverage test
 	metrics   *prometheus.Registry // served at GET /metrics
 }
 
@@ -350,7 +351,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 
 	// HTTP: the search API, with the metrics and (when enabled) the admin
 	// endpoints in front.
-	mux := http.NewServeMux()
+	mux := &searchapi.Mux{}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		MaxRequestsInFlight: 4,
@@ -359,6 +360,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		mux.Handle("/admin/", s.adminHandler(o.adminToken))
 	}
 	mux.Handle("/", api.Handler())
+	s.routes = append(append(s.routes, mux.Patterns()...), api.Routes()...)
 	s.handler = mux
 	if o.accessLog {
 		s.handler = searchapi.AccessLog(mux, log.With("component", "http"))
@@ -613,11 +615,11 @@ func (v validatorState) UnmarshalState(b []byte) error {
 
 // adminHandler serves /admin/crawl and /admin/status behind a bearer token.
 func (s *server) adminHandler(token string) http.Handler {
-	mux := http.NewServeMux()
+	mux := &searchapi.Mux{}
 	mux.HandleFunc("POST /admin/crawl", s.adminCrawl)
 	mux.HandleFunc("GET /admin/status", s.adminStatus)
 	mux.HandleFunc("/admin/", adminFallback)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !bearerMatches(r.Header.Get("Authorization"), token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfinder-admin"`)
 			writeAdminError(w, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
@@ -625,6 +627,8 @@ func (s *server) adminHandler(token string) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+	s.routes = append(s.routes, mux.Patterns()...)
+	return h
 }
 
 // bearerMatches reports whether an Authorization header value carries token
