@@ -72,6 +72,7 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 		ev.MatchedExamples = lexicalExamples(qterms, rq, ex)
 	}
 	sort.SliceStable(ev.MatchedExamples, func(i, j int) bool { return ev.MatchedExamples[i].Score > ev.MatchedExamples[j].Score })
+	ev.MatchedExamples = uniqueExamples(ev.MatchedExamples)
 	if len(ev.MatchedExamples) > 3 {
 		ev.MatchedExamples = ev.MatchedExamples[:3]
 	}
@@ -150,6 +151,22 @@ func lexicalExamples(qterms, rq, ex []string) []matchedExample {
 	}
 	add("representativeQuery", rq)
 	add("example", ex)
+	return out
+}
+
+// uniqueExamples keeps the first (best scored, as sorted) of examples whose
+// texts are the same but for case and spacing: a text that is both a
+// representative query and a skill example is one match, not two.
+func uniqueExamples(in []matchedExample) []matchedExample {
+	seen := make(map[string]bool, len(in))
+	out := in[:0]
+	for _, m := range in {
+		key := strings.ToLower(strings.Join(strings.Fields(m.Text), " "))
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, m)
+		}
+	}
 	return out
 }
 
