@@ -59,7 +59,8 @@ watchdog() {
 # 1. The fixture web. Its first stdout line is JSON: flags and seeds for a crawler.
 FIX_OUT="$DATA/fixtures.out"
 : >"$FIX_OUT"
-"${DETACH[@]}" "$BIN" fixtures --json >"$FIX_OUT" 2>"$DATA/fixtures.log" &
+rm -f "$ENV_FILE"
+"${DETACH[@]}" "$BIN" fixtures --json --env-file "$ENV_FILE" >"$FIX_OUT" 2>"$DATA/fixtures.log" &
 FIX_PID=$!
 watchdog "$FIX_PID"
 wait_fixtures "$FIX_PID" "$FIX_OUT" "$DATA/fixtures.log" run
@@ -93,25 +94,14 @@ node -e '
 	r.on("error", () => process.exit(1)); r.end();
 ' "http://$ADDR/admin/crawl" "$AGENTFINDER_ADMIN_TOKEN" || echo "run: could not trigger the crawl (POST /admin/crawl)" >&2
 
-# The settings that reach this demo, for a shell to source.
-node -e '
-	const info = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]);
-	const q = s => "\x27" + String(s).replace(/\x27/g, "\x27\\\x27\x27") + "\x27";
-	const env = {
-		AGENTFINDER_SERVER: "http://" + process.argv[2],
-		AGENTFINDER_ADMIN_TOKEN: process.argv[3],
-		AGENTFINDER_DNS_SERVER: info.dnsServer,
-		AGENTFINDER_CA_FILE: info.caFile,
-		AGENTFINDER_PORT_MAP: "443=" + info.httpsPort + ",80=" + info.httpPort,
-		AGENTFINDER_ALLOW_PRIVATE: "true",
-		AGENTFINDER_DATA_DIR: process.argv[4],
-	};
-	let out = "# Written by make run: the settings that reach its demo (gone when it stops).\n" +
-		"# Source it in a shell: . " + process.argv[5] + "\n" +
-		"# Then agentfinder crawl, validate, search and the admin calls reach the demo web and server.\n";
-	for (const [k, v] of Object.entries(env)) out += "export " + k + "=" + q(v) + "\n";
-	require("fs").writeFileSync(process.argv[5], out, {mode: 0o600});
-' "$FIX_OUT" "$ADDR" "$AGENTFINDER_ADMIN_TOKEN" "$(cd "$DATA" && pwd)" "$ENV_FILE"
+# The settings that reach this demo, for a shell to source: the fixture web wrote its
+# own (DNS server, CA file, port map, seeds); add the server, its admin token and data.
+{
+	echo "# Added by make run: its server, admin token and data directory."
+	printf 'export AGENTFINDER_SERVER=%q\n' "http://$ADDR"
+	printf 'export AGENTFINDER_ADMIN_TOKEN=%q\n' "$AGENTFINDER_ADMIN_TOKEN"
+	printf 'export AGENTFINDER_DATA_DIR=%q\n' "$(cd "$DATA" && pwd)"
+} >>"$ENV_FILE"
 
 cat <<EOF
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/agentfinder/agentfinder/fixtures"
 )
@@ -37,6 +39,7 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	httpsPort := fs.Int("https-port", 0, "HTTPS `port` on 127.0.0.1 (0: a free one)")
 	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
 	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
+	envFile := fs.String("env-file", "", "also write the crawler's settings for this web to `PATH`, a file a shell can source (AGENTFINDER_DNS_SERVER, _CA_FILE, _PORT_MAP, _ALLOW_PRIVATE, _SEED); removed on exit")
 	verbose := fs.Bool("verbose", false, "log every request to stderr")
 	fs.BoolVar(verbose, "v", false, "short for --verbose")
 	// The fixture web is a test tool: its flags read no environment (the
@@ -85,6 +88,13 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Sprintf("--port-map=443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
 		},
 	}
+	if *envFile != "" {
+		if err := writeFixturesEnv(*envFile, info); err != nil {
+			fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+			return 1
+		}
+		defer os.Remove(*envFile)
+	}
 	if *asJSON {
 		b, err := json.Marshal(info)
 		if err != nil {
@@ -111,4 +121,34 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 1
 	}
 	return 0
+}
+
+// writeFixturesEnv writes the settings that reach the fixture web as
+// environment variables a shell can source, atomically (a reader waiting
+// for the file never sees half of it).
+func writeFixturesEnv(path string, info fixturesInfo) error {
+	var b strings.Builder
+	b.WriteString("# Written by agentfinder fixtures: the settings that reach its web (gone when it stops).\n")
+	for _, kv := range [][2]string{
+		{"AGENTFINDER_DNS_SERVER", info.DNSServer},
+		{"AGENTFINDER_CA_FILE", info.CAFile},
+		{"AGENTFINDER_PORT_MAP", fmt.Sprintf("443=%d,80=%d", info.HTTPSPort, info.HTTPPort)},
+		{"AGENTFINDER_ALLOW_PRIVATE", "true"},
+		{"AGENTFINDER_SEED", strings.Join(info.Seeds, ",")},
+	} {
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("--env-file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("--env-file: %w", err)
+	}
+	return nil
+}
+
+// shellQuote quotes s for a POSIX shell: single quotes, with each ' as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,49 @@ func TestRunFixturesUsage(t *testing.T) {
 	}
 	if code := runFixtures(t.Context(), []string{"--root", "/does/not/exist"}, &stdout, &stderr); code != 1 {
 		t.Errorf("missing root: exit %d, want 1", code)
+	}
+}
+
+// TestRunFixturesEnvFile: --env-file writes the settings a shell sources
+// before crawl or validate, and they reach the fixture web; the file is
+// gone when the web stops.
+func TestRunFixturesEnvFile(t *testing.T) {
+	path := t.TempDir() + "/demo env.sh"
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	go func() { done <- runFixtures(ctx, []string{"--env-file", path}, io.Discard, io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no env file after 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, err := exec.Command("sh", "-c", `. "$1" && env | grep ^AGENTFINDER_`, "sh", path).Output()
+	if err != nil {
+		t.Fatalf("sourcing %s: %v", path, err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		env[k] = v
+	}
+	if !strings.Contains(env["AGENTFINDER_SEED"], fixtures.HostAcme) || env["AGENTFINDER_ALLOW_PRIVATE"] != "true" {
+		t.Errorf("env file gives %v", env)
+	}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var vout, verr strings.Builder
+	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostAcme + fixtures.PathWellKnown}, getenv, &vout, &verr); code != 0 {
+		t.Errorf("validate with the sourced settings: exit %d\n%s%s", code, vout.String(), verr.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("fixtures exit %d", code)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("env file left behind: %v", err)
 	}
 }
