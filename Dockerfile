@@ -8,6 +8,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# The version `agentfinder version`, /healthz and agentfinder_build_info report:
+# pass the real one (docker compose passes AGENTFINDER_VERSION; `make docker`
+# sets it from git describe).
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
         -o /out/agentfinder ./cmd/agentfinder
@@ -20,12 +23,15 @@ RUN MODEL_DIR=/model bash .ci/install-model.sh
 
 # 3. Run: a small Debian with CA certificates (crawling HTTPS) and curl (health check).
 FROM debian:bookworm-slim
+ARG VERSION=dev
+LABEL org.opencontainers.image.title="Agent Finder" \
+      org.opencontainers.image.version="${VERSION}"
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data agentfinder \
-    && mkdir -p /data \
-    && chown agentfinder /data
+    && mkdir -p /data /demo \
+    && chown agentfinder /data /demo
 COPY --from=build /out/agentfinder /usr/local/bin/agentfinder
 COPY --from=model /model /opt/agentfinder/model
 ENV AGENTFINDER_ADDR=0.0.0.0:8080 \

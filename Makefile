@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 BENCHTIME ?= 1x
 
-.PHONY: all build test test-short vet fmt lint-openapi meilisearch model chromium run bench eval fuzz clean
+.PHONY: all build test test-short vet fmt lint-openapi meilisearch model chromium run docker bench eval fuzz clean
 
 all: build
 
@@ -55,6 +55,10 @@ bench: model
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./normalize
+
+# docker builds the image with the version git describes (docker-compose.yml).
+docker:
+	AGENTFINDER_VERSION=$(VERSION) docker compose build
 
 run: build model meilisearch
 	bash .ci/run.sh
