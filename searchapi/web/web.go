@@ -12,10 +12,10 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 //go:embed templates/*.html
@@ -61,6 +61,13 @@ func New() (*Renderer, error) {
 	return r, nil
 }
 
+// bufPool holds page buffers: a results page is some 40 KiB, grown anew
+// for every request without it.
+var bufPool = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 64<<10)) }}
+
+// maxPooledBuffer keeps an unusually large page's buffer out of the pool.
+const maxPooledBuffer = 1 << 20
+
 // Render writes page name with data and the given status, with the
 // security headers every page carries. The page is rendered into memory
 // first, so a template failure becomes an error, not half a page.
@@ -69,16 +76,21 @@ func (r *Renderer) Render(w http.ResponseWriter, status int, name string, data a
 	if !ok {
 		return fmt.Errorf("no page %q", name)
 	}
-	var buf bytes.Buffer
-	buf.Grow(16 << 10)
-	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	if err := t.ExecuteTemplate(buf, "layout", data); err != nil {
 		return fmt.Errorf("render %s page: %w", name, err)
 	}
 	h := w.Header()
 	SecurityHeaders(h)
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, err := io.Copy(w, &buf)
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 
