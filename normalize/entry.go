@@ -26,125 +26,175 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 		p.problem(path, CodeInvalidType, SeverityError, "entry is a JSON %s, want an object", jsonKind(raw))
 		return
 	}
-	bad := false
-	fail := func(field, code, format string, args ...any) {
-		bad = true
-		p.problem(path+field, code, SeverityError, format, args...)
-	}
-	warn := func(field, code, format string, args ...any) {
-		p.problem(path+field, code, SeverityWarning, format, args...)
-	}
-	var rec Record
-
-	// identifier
-	var ident Identifier
-	switch s, st := str(f, "identifier"); st {
-	case stAbsent:
-		fail(".identifier", CodeMissingField, "identifier is missing")
-	case stWrongType:
-		fail(".identifier", CodeInvalidType, "identifier is a JSON %s, want a string", jsonKind(f["identifier"]))
-	default:
-		rec.Identifier = s
-		var reason string
-		var ok bool
-		if ident, reason, ok = ParseIdentifier(s); !ok {
-			fail(".identifier", CodeInvalidIdentifier, "%s: %s", quoteShort(s), reason)
-		} else if ident.NID == "air" {
-			rec.Variants = append(rec.Variants, "urn:air")
-		}
-	}
-
-	// type, or mediaType (the base ai-catalog spelling)
-	published := ""
-	t, tst := str(f, "type")
-	mt, mst := str(f, "mediaType")
-	switch {
-	case tst == stWrongType:
-		fail(".type", CodeInvalidType, "type is a JSON %s, want a string", jsonKind(f["type"]))
-	case tst == stOK && strings.TrimSpace(t) != "":
-		published = t
-		if mst == stOK {
-			rec.Variants = append(rec.Variants, "type+mediaType")
-			if !SameType(t, mt) {
-				warn(".mediaType", CodeTypeMismatch, "mediaType %s differs from type %s; type is used", quoteShort(mt), quoteShort(t))
-			}
-		}
-	case mst == stWrongType:
-		fail(".mediaType", CodeInvalidType, "mediaType is a JSON %s, want a string", jsonKind(f["mediaType"]))
-	case mst == stOK && strings.TrimSpace(mt) != "":
-		published = mt
-		rec.Variants = append(rec.Variants, "mediaType")
-	default:
-		fail(".type", CodeMissingField, "type is missing (neither type nor mediaType is given)")
-	}
-	if published != "" {
-		rec.Type = CanonicalType(published)
-		if strings.TrimSpace(published) != rec.Type {
-			rec.ArtifactType = published
-			if b := baseType(published); b != rec.Type {
-				rec.Variants = append(rec.Variants, strings.TrimPrefix(b, "application/"))
-			}
-		}
-		if !validMediaType(published) {
-			warn(typeField(tst), CodeInvalidMediaType, "%s is not a media type (type/subtype)", quoteShort(published))
-		}
-	}
-
-	// exactly one of url and data (or the deprecated inline)
-	dataKey := "data"
-	data, hasData := present(f, "data")
-	if inline, ok := present(f, "inline"); ok {
-		warn(".inline", CodeDeprecatedField, "inline is deprecated; use data")
-		if !hasData {
-			data, hasData, dataKey = inline, true, "inline"
-			rec.Variants = append(rec.Variants, "inline")
-		}
-	}
-	u, ust := str(f, "url")
-	switch {
-	case ust == stWrongType:
-		fail(".url", CodeInvalidType, "url is a JSON %s, want a string", jsonKind(f["url"]))
-	case ust == stOK && hasData:
-		fail("", CodeURLAndData, "entry has both url and %s; exactly one is allowed", dataKey)
-	case ust == stOK:
-		if reason, ok := checkURL(u); !ok {
-			fail(".url", CodeInvalidURL, "url %s: %s", quoteShort(u), reason)
-		}
-		rec.URL = strings.TrimSpace(u)
-	case hasData:
-		if firstByte(data) != '{' {
-			fail("."+dataKey, CodeInvalidType, "%s is a JSON %s, want an object", dataKey, jsonKind(data))
-		}
-		rec.Data = data
-	default:
-		fail("", CodeNoContent, "entry has neither url nor data")
-	}
-
-	// displayName: required by the spec, but a missing one is not worth
-	// losing an agent over; it falls back to the artifact's name or the
-	// identifier's last segment.
-	switch s, st := str(f, "displayName"); st {
-	case stOK:
-		rec.DisplayName = s
-	case stAbsent:
-		warn(".displayName", CodeMissingField, "displayName is missing")
-	case stWrongType:
-		warn(".displayName", CodeInvalidType, "displayName is a JSON %s, want a string", jsonKind(f["displayName"]))
-	}
-
-	if bad {
+	e := &entryReader{p: p, f: f, path: path, dataKey: "data"}
+	e.identifier()
+	e.mediaType()
+	e.content()
+	e.displayName()
+	rec := &e.rec
+	if e.bad {
 		if rec.Identifier != "" {
 			p.res.Rejected = append(p.res.Rejected, rec.Identifier)
 		}
 		// The entry is dropped, but an inline catalog's children are
 		// entries of their own: they are still validated and kept.
 		if rec.Type == TypeAICatalog && rec.Data != nil && firstByte(rec.Data) == '{' {
-			p.nested(rec, path, dataKey, depth, chain, host)
+			p.nested(*rec, path, e.dataKey, depth, chain, host)
 		}
 		return
 	}
+	e.optional()
+	e.derive(raw, chain, host)
+	if rec.URL != "" && mappable(rec.Type) {
+		p.res.Artifacts = append(p.res.Artifacts, Artifact{Identifier: rec.Identifier, URL: rec.URL, Type: rec.Type})
+	}
+	p.add(*rec, path)
 
-	// optional members: a wrong type drops the member, not the entry
+	// nested catalogs
+	if rec.Type != TypeAICatalog {
+		return
+	}
+	if rec.URL != "" {
+		p.link(rec.URL, ViaNested, path+".url", depth, chain)
+		return
+	}
+	p.nested(*rec, path, e.dataKey, depth, chain, host)
+}
+
+// entryReader reads the members of one entry into its record, one step per
+// member; an error in a required member drops the entry (bad).
+type entryReader struct {
+	p       *parser
+	f       map[string]json.RawMessage
+	path    string
+	rec     Record
+	ident   Identifier
+	dataKey string // "data", or "inline" when only the deprecated spelling holds the data
+	bad     bool
+}
+
+// fail reports an error at field, which drops the entry.
+func (e *entryReader) fail(field, code, format string, args ...any) {
+	e.bad = true
+	e.p.problem(e.path+field, code, SeverityError, format, args...)
+}
+
+// warn reports a warning at field.
+func (e *entryReader) warn(field, code, format string, args ...any) {
+	e.p.problem(e.path+field, code, SeverityWarning, format, args...)
+}
+
+// identifier reads the required identifier.
+func (e *entryReader) identifier() {
+	f, rec := e.f, &e.rec
+	switch s, st := str(f, "identifier"); st {
+	case stAbsent:
+		e.fail(".identifier", CodeMissingField, "identifier is missing")
+	case stWrongType:
+		e.fail(".identifier", CodeInvalidType, "identifier is a JSON %s, want a string", jsonKind(f["identifier"]))
+	default:
+		rec.Identifier = s
+		var reason string
+		var ok bool
+		if e.ident, reason, ok = ParseIdentifier(s); !ok {
+			e.fail(".identifier", CodeInvalidIdentifier, "%s: %s", quoteShort(s), reason)
+		} else if e.ident.NID == "air" {
+			rec.Variants = append(rec.Variants, "urn:air")
+		}
+	}
+}
+
+// mediaType reads the required type, or mediaType (the base ai-catalog
+// spelling).
+func (e *entryReader) mediaType() {
+	f, rec := e.f, &e.rec
+	published := ""
+	t, tst := str(f, "type")
+	mt, mst := str(f, "mediaType")
+	switch {
+	case tst == stWrongType:
+		e.fail(".type", CodeInvalidType, "type is a JSON %s, want a string", jsonKind(f["type"]))
+	case tst == stOK && strings.TrimSpace(t) != "":
+		published = t
+		if mst == stOK {
+			rec.Variants = append(rec.Variants, "type+mediaType")
+			if !SameType(t, mt) {
+				e.warn(".mediaType", CodeTypeMismatch, "mediaType %s differs from type %s; type is used", quoteShort(mt), quoteShort(t))
+			}
+		}
+	case mst == stWrongType:
+		e.fail(".mediaType", CodeInvalidType, "mediaType is a JSON %s, want a string", jsonKind(f["mediaType"]))
+	case mst == stOK && strings.TrimSpace(mt) != "":
+		published = mt
+		rec.Variants = append(rec.Variants, "mediaType")
+	default:
+		e.fail(".type", CodeMissingField, "type is missing (neither type nor mediaType is given)")
+	}
+	if published == "" {
+		return
+	}
+	rec.Type = CanonicalType(published)
+	if strings.TrimSpace(published) != rec.Type {
+		rec.ArtifactType = published
+		if b := baseType(published); b != rec.Type {
+			rec.Variants = append(rec.Variants, strings.TrimPrefix(b, "application/"))
+		}
+	}
+	if !validMediaType(published) {
+		e.warn(typeField(tst), CodeInvalidMediaType, "%s is not a media type (type/subtype)", quoteShort(published))
+	}
+}
+
+// content reads exactly one of url and data (or the deprecated inline).
+func (e *entryReader) content() {
+	f, rec := e.f, &e.rec
+	data, hasData := present(f, "data")
+	if inline, ok := present(f, "inline"); ok {
+		e.warn(".inline", CodeDeprecatedField, "inline is deprecated; use data")
+		if !hasData {
+			data, hasData, e.dataKey = inline, true, "inline"
+			rec.Variants = append(rec.Variants, "inline")
+		}
+	}
+	u, ust := str(f, "url")
+	switch {
+	case ust == stWrongType:
+		e.fail(".url", CodeInvalidType, "url is a JSON %s, want a string", jsonKind(f["url"]))
+	case ust == stOK && hasData:
+		e.fail("", CodeURLAndData, "entry has both url and %s; exactly one is allowed", e.dataKey)
+	case ust == stOK:
+		if reason, ok := checkURL(u); !ok {
+			e.fail(".url", CodeInvalidURL, "url %s: %s", quoteShort(u), reason)
+		}
+		rec.URL = strings.TrimSpace(u)
+	case hasData:
+		if firstByte(data) != '{' {
+			e.fail("."+e.dataKey, CodeInvalidType, "%s is a JSON %s, want an object", e.dataKey, jsonKind(data))
+		}
+		rec.Data = data
+	default:
+		e.fail("", CodeNoContent, "entry has neither url nor data")
+	}
+}
+
+// displayName reads displayName: required by the spec, but a missing one is
+// not worth losing an agent over; derive falls back to the artifact's name
+// or the identifier's last segment.
+func (e *entryReader) displayName() {
+	switch s, st := str(e.f, "displayName"); st {
+	case stOK:
+		e.rec.DisplayName = s
+	case stAbsent:
+		e.warn(".displayName", CodeMissingField, "displayName is missing")
+	case stWrongType:
+		e.warn(".displayName", CodeInvalidType, "displayName is a JSON %s, want a string", jsonKind(e.f["displayName"]))
+	}
+}
+
+// optional reads the optional members: a wrong type drops the member, not
+// the entry. Members the spec does not name are kept in Extra.
+func (e *entryReader) optional() {
+	f, rec, p := e.f, &e.rec, e.p
 	optString := func(k string, dst *string) {
 		switch s, st := str(f, k); st {
 		case stOK:
@@ -154,7 +204,7 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 				*dst = string(f[k])
 				return
 			}
-			warn("."+k, CodeInvalidType, "%s is a JSON %s, want a string; ignored", k, jsonKind(f[k]))
+			e.warn("."+k, CodeInvalidType, "%s is a JSON %s, want a string; ignored", k, jsonKind(f[k]))
 		}
 	}
 	optString("description", &rec.Description)
@@ -162,20 +212,20 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 	optString("updatedAt", &rec.UpdatedAt)
 	if rec.UpdatedAt != "" {
 		if _, ok := ParseTime(rec.UpdatedAt); !ok {
-			warn(".updatedAt", CodeInvalidTimestamp, "updatedAt %s is not an ISO 8601 timestamp", quoteShort(rec.UpdatedAt))
+			e.warn(".updatedAt", CodeInvalidTimestamp, "updatedAt %s is not an ISO 8601 timestamp", quoteShort(rec.UpdatedAt))
 		}
 	}
-	rec.Tags = NormalizeTags(p.strings(f, "tags", path))
-	rec.Capabilities = p.strings(f, "capabilities", path)
-	rec.RepresentativeQueries = p.strings(f, "representativeQueries", path)
+	rec.Tags = NormalizeTags(p.strings(f, "tags", e.path))
+	rec.Capabilities = p.strings(f, "capabilities", e.path)
+	rec.RepresentativeQueries = p.strings(f, "representativeQueries", e.path)
 	if raw, ok := present(f, "metadata"); ok {
 		if rec.Metadata, ok = decodeObject(raw); !ok || rec.Metadata == nil {
 			rec.Metadata = nil
-			warn(".metadata", CodeInvalidType, "metadata is a JSON %s, want an object; ignored", jsonKind(raw))
+			e.warn(".metadata", CodeInvalidType, "metadata is a JSON %s, want an object; ignored", jsonKind(raw))
 		}
 	}
 	if raw, ok := present(f, "trustManifest"); ok {
-		p.trust(&rec, raw, path+".trustManifest", ident)
+		p.trust(rec, raw, e.path+".trustManifest", e.ident)
 	}
 	for k, v := range f {
 		if !entryKeys[k] {
@@ -185,14 +235,19 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 			rec.Extra[k] = v
 		}
 	}
+}
 
-	// derived
-	rec.Publisher = ident.Publisher
+// derive sets what the record says without the entry spelling it out:
+// publisher and its verification, host, source, content hash, protocols and
+// bindings, what inline data maps to, a display name and status.
+func (e *entryReader) derive(raw json.RawMessage, chain []string, host *HostInfo) {
+	rec, p := &e.rec, e.p
+	rec.Publisher = e.ident.Publisher
 	if p.origin != "" {
 		if isSubdomain(p.origin, rec.Publisher) {
 			rec.PublisherVerified = true
 		} else {
-			warn(".identifier", CodePublisherUnverified, "publisher %s does not match %s, where the catalog was fetched from", rec.Publisher, p.origin)
+			e.warn(".identifier", CodePublisherUnverified, "publisher %s does not match %s, where the catalog was fetched from", rec.Publisher, p.origin)
 		}
 	}
 	if host != nil {
@@ -208,31 +263,17 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 
 	// the artifact: inline data is mapped now, a url is left to the crawler
 	if rec.Data != nil && mappable(rec.Type) {
-		for _, pr := range mapArtifact(&rec, rec.Type, rec.Data, true) { // a piece of the validated body
-			pr.Path = path + "." + dataKey + pathSuffix(pr.Path)
+		for _, pr := range mapArtifact(rec, rec.Type, rec.Data, true) { // a piece of the validated body
+			pr.Path = e.path + "." + e.dataKey + pathSuffix(pr.Path)
 			p.res.Problems = append(p.res.Problems, pr)
 		}
 	}
-	if rec.DisplayName == "" && len(ident.Segments) > 0 {
-		rec.DisplayName = ident.Segments[len(ident.Segments)-1]
+	if rec.DisplayName == "" && len(e.ident.Segments) > 0 {
+		rec.DisplayName = e.ident.Segments[len(e.ident.Segments)-1]
 	}
 	if rec.Status == "" {
 		rec.Status = "active"
 	}
-	if rec.URL != "" && mappable(rec.Type) {
-		p.res.Artifacts = append(p.res.Artifacts, Artifact{Identifier: rec.Identifier, URL: rec.URL, Type: rec.Type})
-	}
-	p.add(rec, path)
-
-	// nested catalogs
-	if rec.Type != TypeAICatalog {
-		return
-	}
-	if rec.URL != "" {
-		p.link(rec.URL, ViaNested, path+".url", depth, chain)
-		return
-	}
-	p.nested(rec, path, dataKey, depth, chain, host)
 }
 
 // nested flattens the inline catalog of rec, the entry at path.
