@@ -280,6 +280,26 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 	wasStale := src.state.Stale
 	src.state.Stale = false
 
+	seen := ix.applyRecords(b, ri, &ar, res, fetched, now)
+	if status == normalize.StatusOK {
+		ix.keepRejected(src, res, seen, &ar)
+		ix.dropUnlisted(b, ri, &ar, src, res.Catalog, seen)
+	}
+	if wasStale {
+		for id := range src.owned {
+			if m := ix.docs[id]; m != nil && m.stale {
+				m.stale = false
+				b.flag(id, false)
+				ar.Recovered++
+			}
+		}
+	}
+	return ar
+}
+
+// applyRecords settles each record of a readable result against what the
+// index holds and returns the document ids the result lists.
+func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normalize.CatalogResult, fetched, now time.Time) map[string]struct{} {
 	seen := make(map[string]struct{}, len(res.Records))
 	for i := range res.Records {
 		rec := res.Records[i]
@@ -309,47 +329,40 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: rec.ContentHash,
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
-		ix.settle(b, ri, &ar, id, in, &doc)
+		ix.settle(b, ri, ar, id, in, &doc)
 	}
+	return seen
+}
 
-	if status == normalize.StatusOK {
-		ix.keepRejected(src, res, seen, &ar)
-		for id := range src.owned {
-			if _, ok := seen[id]; ok {
-				continue
-			}
-			if m := ix.docs[id]; m != nil {
-				for _, c := range m.lost {
-					ar.Refetch = append(ar.Refetch, c.catalog)
-				}
-			}
-			ix.forget(id)
-			b.remove(id, ri)
-			ar.Deleted++
+// dropUnlisted deletes the documents src owns that an OK result of its
+// catalog no longer lists, and withdraws the catalog's losing claims on
+// identifiers it no longer lists.
+func (ix *Indexer) dropUnlisted(b *batch, ri int, ar *ApplyResult, src *source, catalog string, seen map[string]struct{}) {
+	for id := range src.owned {
+		if _, ok := seen[id]; ok {
+			continue
 		}
-		slices.Sort(ar.Refetch)
-		ar.Refetch = slices.Compact(ar.Refetch)
-		for id := range src.lost {
-			if _, ok := seen[id]; ok {
-				continue
+		if m := ix.docs[id]; m != nil {
+			for _, c := range m.lost {
+				ar.Refetch = append(ar.Refetch, c.catalog)
 			}
-			delete(src.lost, id)
-			if m := ix.docs[id]; m != nil {
-				m.lost = m.lost.without(res.Catalog)
-				b.showLost(id, m)
-			}
+		}
+		ix.forget(id)
+		b.remove(id, ri)
+		ar.Deleted++
+	}
+	slices.Sort(ar.Refetch)
+	ar.Refetch = slices.Compact(ar.Refetch)
+	for id := range src.lost {
+		if _, ok := seen[id]; ok {
+			continue
+		}
+		delete(src.lost, id)
+		if m := ix.docs[id]; m != nil {
+			m.lost = m.lost.without(catalog)
+			b.showLost(id, m)
 		}
 	}
-	if wasStale {
-		for id := range src.owned {
-			if m := ix.docs[id]; m != nil && m.stale {
-				m.stale = false
-				b.flag(id, false)
-				ar.Recovered++
-			}
-		}
-	}
-	return ar
 }
 
 // unreadable reports whether problems say the whole document could not be
