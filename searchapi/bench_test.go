@@ -31,7 +31,7 @@ import (
 // the same run, with 1 and 8 clients. Records: AGENTFINDER_BENCH_RECORDS
 // (default 100000); requests per measurement: AGENTFINDER_BENCH_OPS (default
 // 2000). Run once: go test -run XXX -bench SearchVsDirect -benchtime 1x.
-// Targets (issue 6): p50 <= direct + 1 ms, p99 <= direct + 5 ms, 8-client
+// Targets: p50 <= direct + 1 ms, p99 <= direct + 5 ms, 8-client
 // throughput >= 0.7x direct, no errors.
 func BenchmarkSearchVsDirect(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 100000)

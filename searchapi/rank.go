@@ -53,12 +53,9 @@ var evidenceAttributes = []string{"examples"}
 // matchingStrategy decides which documents match a multi-word query.
 // Requests are long and conversational; "last" (Meilisearch's default) drops
 // words from the end and always keeps the first one ("Can", "I", ...), while
-// "frequency" drops the most frequent, least informative words first.
-// Measured on fixtures/relevance dev_queries.jsonl (300 requests, keyword
-// only, the interim normalize, no query rewriting): Recall@10 0.023 with
-// "last" against 0.047 with "frequency" (0.067 against 0.163 when stop words
-// are stripped first); "all" finds nothing. Query understanding (issue 9)
-// tunes this further through Config.QueryRewriter.
+// "frequency" drops the most frequent, least informative words first: it
+// found about twice as many on the relevance set (docs/MEASUREMENTS.md).
+// Config.QueryRewriter strips the filler before.
 const matchingStrategy = meilisearch.Frequency
 
 // exploreSearch is /explore's one keyword Meilisearch request over the

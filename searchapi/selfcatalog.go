@@ -43,8 +43,9 @@ func registryDomain(explicit, host string) (string, error) {
 //
 // The entry's url is PublicURL + "/search": §7 and §8 show registry entries
 // whose url is the search endpoint itself (".../search"), and a consumer
-// that instead treats the url as a base and joins "search" (issue 7's rule
-// for urls not ending in /search) still lands on the same endpoint.
+// that instead treats the url as a base and joins "search" (the rule of
+// federation.SearchEndpoint for urls not ending in /search) still lands on
+// the same endpoint.
 func (s *Server) selfCatalog() map[string]any {
 	return map[string]any{
 		"specVersion": "1.0",

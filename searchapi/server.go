@@ -40,7 +40,7 @@ type Meili interface {
 	MultiSearchWithContext(ctx context.Context, queries *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error)
 }
 
-// Embedder turns texts into vectors for hybrid search (issue 9). It must be
+// Embedder turns texts into vectors for hybrid search. It must be
 // safe for concurrent use.
 type Embedder interface {
 	Dimensions() int
@@ -78,7 +78,7 @@ type Config struct {
 	// Embedder enables hybrid search; nil means keyword only.
 	Embedder Embedder
 	// QueryRewriter rewrites the search text for the keyword side (query
-	// understanding, issue 9; searchapi/query.Rewrite): POST /search
+	// understanding: searchapi/query.Rewrite): POST /search
 	// searches the informative terms of its output one by one, /explore
 	// sends it as q. nil searches the request's words as they are. The
 	// query vector always embeds the text as typed.

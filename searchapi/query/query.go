@@ -8,30 +8,27 @@
 // # Query shape
 //
 // Fuse goes with the query shape POST /search uses, implemented by
-// searchapi/hybrid (measured on fixtures/relevance
-// dev_queries.jsonl with eval_test.go; figures are R@1/R@10):
+// searchapi/hybrid; docs/MEASUREMENTS.md has how each step was chosen on
+// the relevance set of fixtures/relevance (eval_test.go):
 //
 //  1. a := Analyze(text); terms := a.SearchTerms().
 //  2. Embed the request text as typed, not the rewritten one (the sentence
-//     model reads sentences: 0.44/0.80 raw against 0.37/0.76 rewritten).
+//     model reads sentences).
 //  3. One POST /multi-search, not federated, every query with the request's
 //     filter, showRankingScore and limit max(SubQueryLimit, offset+pageSize+1),
 //     retrieving only the primary key:
-//     first {q:"", vector, hybrid:{embedder:"default", semanticRatio:1}}
+//     first {q:"", vector, hybrid:{embedder, semanticRatio:1}}
 //     (keyword only: {q:"", limit:0}, just for the count), then one {q: term}
 //     per term.
 //  4. Fuse(firstHits, termResults, first.estimatedTotalHits, keywordWeight)
-//     with keywordWeight = 1 - semanticRatio, default DefaultKeywordWeight:
-//     0.52/0.85; keyword only 0.39/0.66.
+//     with keywordWeight = 1 - semanticRatio, default DefaultKeywordWeight.
 //  5. Fetch the page's documents by identifier; Scored.Keyword, .Semantic and
 //     .Terms are the evidence (hybrid.BestMatch over the fetched _vectors
 //     tells which representative query or example matched).
 //
-// For comparison: Meilisearch's own hybrid (q = Rewrite(text), matching
-// strategy "frequency", semanticRatio 0.3..0.5) gave 0.45/0.80; keyword
-// only with "frequency" 0.17/0.20, because every strategy keeps the first
-// or the rarest word mandatory; the raw request text with defaults
-// 0.01/0.02.
+// This shape beat Meilisearch's own hybrid search and any single keyword
+// query, since every matching strategy keeps the first or the rarest word
+// of a long request mandatory.
 package query
 
 import (
