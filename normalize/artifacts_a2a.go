@@ -34,6 +34,7 @@ func (m *mapper) a2a(card map[string]any) {
 		m.binding(Binding{Protocol: "a2a", URL: getStr(iface, "url"), Transport: firstOf(getStr(iface, "protocolBinding"), getStr(iface, "transport"))})
 	}
 
+	m.a2aAuth(card)
 	for skill := range m.objects(card, "skills", "skill") {
 		r.SkillNames = appendUnique(r.SkillNames, firstOf(getStr(skill, "name"), getStr(skill, "id")))
 		m.examples(getStr(skill, "description"))

@@ -20,6 +20,7 @@ func (m *mapper) adp(card map[string]any) {
 	}
 	for ep := range m.objects(card, "endpoints", "endpoint") {
 		m.binding(Binding{Protocol: "adp", URL: firstOf(getStr(ep, "uri"), getStr(ep, "url")), Transport: getStr(ep, "protocol")})
+		m.addAuth(getStr(ep, "auth"))
 	}
 	m.mergeConstraints(getObj(card, "constraints"))
 	if md := getObj(card, "metadata"); md != nil {

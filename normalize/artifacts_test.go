@@ -73,12 +73,14 @@ func TestEnrich(t *testing.T) {
 			eq(t, "updatedAt", r.UpdatedAt, "2026-03-24T12:00:00Z")
 			eq(t, "constraints", fmt.Sprint(r.Constraints["rate_limit"]), "60/min")
 			eq(t, "protocols", r.Protocols, []string{"adp"})
+			eq(t, "auth", r.Auth, []string{"bearer"})
 		}},
 		{file: "haidip-agent.json", typ: "application/haidip-agent+json", check: func(t *testing.T, r Record) {
 			eq(t, "capabilities", r.Capabilities, []string{"translation", "language"})
 			eq(t, "tags", r.Tags, []string{"catalog-tag", "nlp", "translation", "english", "french"})
 			eq(t, "bindings", bindingKeys(r.Bindings), []string{"haidip HTTP+JSON https://api.example.com/agents/translator-001 "})
 			eq(t, "provider", r.Provider, "ExampleAI")
+			eq(t, "auth", r.Auth, []string{"api-key"})
 		}},
 		{file: "xu-metadata.json", typ: "application/agent-metadata+json", check: func(t *testing.T, r Record) {
 			eq(t, "examples", r.Examples, []string{"Prepare a new-employee onboarding workflow.", "Check an employee record for missing payroll fields."})

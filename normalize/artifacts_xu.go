@@ -35,6 +35,10 @@ func (m *mapper) xu(md map[string]any) {
 		})
 	}
 	m.mergeConstraints(getObj(md, "constraints"))
+	if a := getObj(md, "auth"); a != nil {
+		m.addAuth(firstOf(getStr(a, "type"), getStr(a, "scheme")))
+		m.addAuth(strs(a, "schemes")...)
+	}
 }
 
 // haidip maps HAIDIP agent metadata (draft-cui-ai-agent-discovery-invocation):
@@ -58,6 +62,7 @@ func (m *mapper) haidip(md map[string]any) {
 	if ep := getStr(md, "endpoint"); ep != "" {
 		m.binding(Binding{Protocol: "haidip", URL: ep, Transport: "HTTP+JSON"})
 	}
+	m.addAuth(strs(md, "authentication")...)
 	if langs := strs(md, "supported_languages"); len(langs) > 0 {
 		m.mergeConstraints(map[string]any{"supported_languages": langs})
 	}

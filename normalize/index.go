@@ -26,6 +26,7 @@ const (
 	FieldPublisherNames    = "publisherNames"
 	FieldPublisherVerified = "publisherVerified"
 	FieldLanguages         = "languages"
+	FieldAuth              = "auth"
 	FieldStatus            = "status"
 	FieldStale             = "stale"
 	FieldSourceCatalog     = "sourceCatalog"
@@ -118,6 +119,7 @@ var FilterFields = map[string]FilterField{
 	"indexedAt":         {FieldIndexedAtTs, KindTime, false},
 	"expiresAt":         {FieldExpiresAtTs, KindTime, false},
 	"languages":         {FieldLanguages, KindList, true},
+	"auth":              {FieldAuth, KindList, true},
 }
 
 // FacetFields are the fields whose values POST /explore counts, by the name

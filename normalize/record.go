@@ -50,6 +50,7 @@ type Record struct {
 	Provider          string         `json:"provider,omitempty"`     // organization from the artifact (A2A provider, HAIDIP provider)
 	Constraints       map[string]any `json:"constraints,omitempty"`  // operational constraints from the artifact (ADP, xu), advisory
 	TTL               int64          `json:"ttl,omitempty"`          // seconds the artifact asks to be cached (ADP metadata.ttl)
+	Auth              []string       `json:"auth,omitempty"`         // authentication methods the artifact declares (AuthMethod spellings: api-key, bearer, oauth2, none, ...)
 
 	// Provenance.
 	Source      Source    `json:"source"`

@@ -200,6 +200,9 @@ var searchFilters = map[string]searchFilter{
 	"identifier":   {"identifier", opAny, nil, nil},
 	"status":       {"status", opAny, nil, nil},
 	"languages":    {"languages", opAny, nil, nil},
+	// auth: the agent accepts one of these authentication methods, in any
+	// spelling normalize.AuthMethod reads ("API Key", "apiKey", ...).
+	"auth": {"auth", opAny, normalize.AuthMethod, nil},
 	// capability (HAIDIP): the agent has every value, as a capability, a
 	// tag or a skill (publishers put the same words in any of them).
 	"capability": {"capabilities", opAll, nil, []string{normalize.FieldTags, normalize.FieldSkills}},

@@ -64,7 +64,7 @@ func haidipError(ae *APIError, cid string) any {
 var haidipFilters = map[string]string{
 	"capability": "capability", "capabilities": "capability",
 	"language": "languages", "supported_language": "languages", "supported_languages": "languages",
-	"provider": "publisher", "tags": "tags", "protocols": "protocols", "type": "type",
+	"provider": "publisher", "tags": "tags", "protocols": "protocols", "type": "type", "authentication": "auth",
 }
 
 // haidipQuery translates a HAIDIP search request into the shared query. top
@@ -94,7 +94,7 @@ func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) 
 	for _, name := range sortedKeys(req.Filters) {
 		key, ok := haidipFilters[name]
 		if !ok {
-			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, provider, tags, protocols, type)", name)
+			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, authentication, provider, tags, protocols, type)", name)
 		}
 		var l stringList
 		if err := json.Unmarshal(req.Filters[name], &l); err != nil {

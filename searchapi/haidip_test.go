@@ -79,6 +79,21 @@ func TestHAIDIPSearch(t *testing.T) {
 		t.Errorf("provider ExampleAI: %v", haidipIDs(out.Results))
 	}
 
+	// authentication matches the methods artifacts declare, in any spelling.
+	for _, tc := range []struct {
+		auth any
+		want []string
+	}{
+		{"API Key", []string{"urn:ai:lingo.example:agent:translator-001"}},
+		{[]string{"apiKey"}, []string{"urn:ai:lingo.example:agent:translator-001"}},
+		{"Bearer", []string{"urn:ai:lingo.example:agent:translator-zh-en"}},
+	} {
+		_, out, _ = search(map[string]any{"query": "translate", "filters": map[string]any{"authentication": tc.auth}, "federation": "none"})
+		if !slices.Equal(haidipIDs(out.Results), tc.want) {
+			t.Errorf("authentication %v: %v, want %v", tc.auth, haidipIDs(out.Results), tc.want)
+		}
+	}
+
 	// top and skip page through one ranking; include_metadata adds the record;
 	// ranked=false orders by name without scores.
 	_, all, _ := search(map[string]any{"query": "agent", "top": 6, "federation": "none"})
@@ -116,7 +131,7 @@ func TestHAIDIPSearch(t *testing.T) {
 		{"skip past the window", `{"query":"x","top":10,"skip":95}`, "InvalidInput"},
 		{"filters not an object", `{"query":"x","filters":[1]}`, "InvalidInput"},
 		{"filter value not strings", `{"query":"x","filters":{"capabilities":[1]}}`, "InvalidInput"},
-		{"unknown filter", `{"query":"x","filters":{"authentication":"none"}}`, "UnsupportedFilter"},
+		{"unknown filter", `{"query":"x","filters":{"certification":"iso"}}`, "UnsupportedFilter"},
 		{"empty body", ``, "InvalidInput"},
 	} {
 		status, out, _ := search(tc.body)

@@ -30,6 +30,7 @@ const filterSchema = `{
     "protocols": {"type": "array", "items": {"type": "string"}, "description": "Protocols the agent speaks: a2a, mcp, adp, haidip, https, ..."},
     "languages": {"type": "array", "items": {"type": "string"}, "description": "Natural languages the agent supports (ISO 639-1 codes such as en, fr)."},
     "status": {"type": "array", "items": {"type": "string"}, "description": "Operational status: active, deprecated, testing, ..."},
+    "auth": {"type": "array", "items": {"type": "string"}, "description": "Authentication methods the agent accepts: none, api-key, bearer, oauth2, oidc, mtls."},
     "identifier": {"type": "array", "items": {"type": "string"}},
     "verifiedOnly": {"type": "boolean", "description": "Only entries whose publisher's domain served the catalog."}
   },
