@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // mcpSession connects the SDK's own client to the MCP endpoint at url.
@@ -131,6 +133,19 @@ func TestMCPTools(t *testing.T) {
 	}
 	if !strings.Contains(toolText(res), topID) {
 		t.Errorf("get_agent text: %s", toolText(res))
+	}
+	// Another spelling of the same identifier (the other NID, the publisher
+	// domain in upper case) finds the same record, as published.
+	ident, _, ok := normalize.ParseIdentifier(topID)
+	if !ok {
+		t.Fatalf("top result %q is not a URN", topID)
+	}
+	nid := map[string]string{"ai": "air", "air": "ai"}[ident.NID]
+	other := "urn:" + nid + ":" + strings.ToUpper(ident.Publisher) + ":" + strings.Join(ident.Segments, ":")
+	rec = nil
+	res = callTool(t, cs, "get_agent", map[string]any{"identifier": other}, &rec)
+	if res.IsError || rec["identifier"] != topID {
+		t.Errorf("get_agent %s (a spelling of %s): %s", other, topID, toolText(res))
 	}
 	res = callTool(t, cs, "get_agent", map[string]any{"identifier": "urn:ai:nowhere.example:agent:none"}, nil)
 	if !res.IsError || !strings.HasPrefix(toolText(res), "not_found:") {
