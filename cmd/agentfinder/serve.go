@@ -1,16 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,15 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/meilisearch/meilisearch-go"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/robfig/cron/v3"
 
@@ -36,10 +24,8 @@ import (
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meili"
-	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/scheduler"
 	"github.com/agentfinder/agentfinder/searchapi"
-	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // runServe implements 'agentfinder serve': crawl on a schedule, index, and
@@ -177,6 +163,10 @@ type server struct {
 	handler   http.Handler
 	routes    []string             // every route pattern served, for the OpenAPI coverage test
 	metrics   *prometheus.Registry // served at GET /metrics
+
+	embeddings bool     // the embedding model is loaded
+	closers    []func() // what close undoes, in the order build made it
+	flushed    bool     // run flushed ingest: close need not
 }
 
 func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, stderr io.Writer) int {
@@ -209,8 +199,8 @@ func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, std
 
 // serve runs until ctx is done, then shuts down in order: stop accepting
 // requests, stop the scheduler (finish or abandon crawls), flush ingest,
-// stop the managed Meilisearch.
-func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logger) (err error) {
+// stop the managed Meilisearch. build makes the parts, run runs them.
+func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logger) error {
 	s := &server{opts: o, log: log, index: o.index, metrics: newMetricsRegistry()}
 	// One owner per data directory (scheduler state, managed Meilisearch).
 	lock, err := lockDataDir(o.dataDir, "agentfinder serve")
@@ -218,14 +208,27 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		return err
 	}
 	defer lock.release()
+	defer s.close()
+	ln, err := s.build(ctx, lock)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx, ln, hooks)
+}
 
+// build checks the options, listens, and makes every part of the server:
+// Meilisearch, the embedding model, ingest, federation, the search API, the
+// crawler and the scheduler, and the HTTP handler over them. close undoes
+// what it made, also when it fails halfway.
+func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, error) {
+	o := s.opts
 	// Check what can be checked before anything starts.
 	if _, err := cron.ParseStandard(o.schedule); err != nil {
-		return fmt.Errorf("--schedule %q: %w", o.schedule, err)
+		return nil, fmt.Errorf("--schedule %q: %w", o.schedule, err)
 	}
 	ccfg, err := o.crawlFlags.crawlerConfig()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ccfg.PerHostConcurrency, ccfg.Delay, ccfg.MaxCatalogsPerSeed, ccfg.DisableDNS = o.perHost, o.delay, o.maxCatalogs, o.noDNS
 	ccfg.Metrics = s.metrics
@@ -233,53 +236,103 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	// Listen first: a taken port fails before Meilisearch starts.
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", o.addr, err)
+		return nil, fmt.Errorf("listen %s: %w", o.addr, err)
 	}
-	defer ln.Close()
+	s.onClose(func() { ln.Close() })
 	s.addr = ln.Addr().String()
 	s.publicURL = o.publicURL
 	if s.publicURL == "" {
 		s.publicURL = defaultPublicURL(ln.Addr())
 	}
-
-	// Meilisearch: external, or a managed child process.
-	var m *meili.Managed
-	mc := meili.ManagedConfig{Bin: o.meiliBin, MaxRestarts: o.meiliRestarts, Metrics: s.metrics}
-	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.dataDir, mc, lock, log)
-	if err != nil {
-		return err
-	}
-	if m != nil {
-		s.managed = m
-		defer func() {
-			if err := m.Stop(); err != nil {
-				log.Warn("stop managed meilisearch", "err", err)
-			}
-			log.Info("managed meilisearch stopped")
-		}()
-		log.Info("managed meilisearch started", "url", m.URL, "bin", m.Bin, "data", filepath.Join(o.dataDir, "meili"))
+	if err := s.startMeili(ctx, lock); err != nil {
+		return nil, err
 	}
 	client := meili.New(s.meiliURL, s.meiliKey)
-
-	// Embeddings: optional; without the model, keyword search only.
-	var embedder *embed.Model
-	switch {
-	case o.noEmbeddings:
-		s.embedNote = "disabled by --no-embeddings"
-	default:
-		embedder, s.embedNote, err = loadEmbedder(o.modelDir)
-		switch {
-		case err != nil:
-			return err
-		case embedder == nil:
-			log.Warn("embedding model missing: keyword search only", "dir", o.modelDir)
-		default:
-			log.Info("embedding model loaded", "dir", o.modelDir)
-		}
+	embedder, err := s.loadModel()
+	if err != nil {
+		return nil, err
 	}
+	if err := s.buildIndexer(ctx, client, embedder); err != nil {
+		return nil, err
+	}
+	tokenKey, err := s.pageTokenKey()
+	if err != nil {
+		return nil, err
+	}
+	// Federation: configured upstreams now, crawled registries as they come.
+	if s.fed, err = newFederation(s, deriveKey(tokenKey, "federation")); err != nil {
+		return nil, err
+	}
+	s.onClose(s.fed.Close)
+	api, err := newSearchAPI(s, client, embedder, deriveKey(tokenKey, "searchapi"))
+	if err != nil {
+		return nil, err
+	}
+	if o.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
+		s.log.Info("the public URL has no domain name: set --registry-domain to name this registry", "identifier", api.Identifier(), "public_url", s.publicURL)
+	}
+	if err := s.buildCrawl(ccfg); err != nil {
+		return nil, err
+	}
+	s.buildHandler(api)
+	s.embeddings = embedder != nil
+	return ln, nil
+}
 
-	// Ingest.
-	icfg := ingest.Config{Index: o.index, Logger: log, Metrics: s.metrics}
+// onClose adds f to what close runs, last added first.
+func (s *server) onClose(f func()) { s.closers = append(s.closers, f) }
+
+// close releases what build made, in reverse order.
+func (s *server) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// startMeili connects to the external Meilisearch or starts a managed one.
+func (s *server) startMeili(ctx context.Context, lock *dataDirLock) error {
+	o, log := s.opts, s.log
+	mc := meili.ManagedConfig{Bin: o.meiliBin, MaxRestarts: o.meiliRestarts, Metrics: s.metrics}
+	var m *meili.Managed
+	var err error
+	s.meiliURL, s.meiliKey, m, err = meiliServer(ctx, o.meiliURL, o.meiliKey, o.dataDir, mc, lock, log)
+	if err != nil || m == nil {
+		return err
+	}
+	s.managed = m
+	s.onClose(func() {
+		if err := m.Stop(); err != nil {
+			log.Warn("stop managed meilisearch", "err", err)
+		}
+		log.Info("managed meilisearch stopped")
+	})
+	log.Info("managed meilisearch started", "url", m.URL, "bin", m.Bin, "data", filepath.Join(o.dataDir, "meili"))
+	return nil
+}
+
+// loadModel loads the embedding model: optional; without it (or with
+// --no-embeddings) search is keyword only and s.embedNote says why.
+func (s *server) loadModel() (*embed.Model, error) {
+	if s.opts.noEmbeddings {
+		s.embedNote = "disabled by --no-embeddings"
+		return nil, nil
+	}
+	embedder, note, err := loadEmbedder(s.opts.modelDir)
+	s.embedNote = note
+	switch {
+	case err != nil:
+		return nil, err
+	case embedder == nil:
+		s.log.Warn("embedding model missing: keyword search only", "dir", s.opts.modelDir)
+	default:
+		s.log.Info("embedding model loaded", "dir", s.opts.modelDir)
+	}
+	return embedder, nil
+}
+
+// buildIndexer starts ingest; close flushes it unless run already did.
+func (s *server) buildIndexer(ctx context.Context, client meilisearch.ServiceManager, embedder *embed.Model) error {
+	icfg := ingest.Config{Index: s.opts.index, Logger: s.log, Metrics: s.metrics}
 	if embedder != nil {
 		icfg.Embedder = embedder
 	}
@@ -288,52 +341,40 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		return fmt.Errorf("ingest: %w", err)
 	}
 	s.indexer = ix
-	flushed := false
-	defer func() {
-		if flushed {
+	s.onClose(func() {
+		if s.flushed {
 			return
 		}
-		cctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+		cctx, cancel := context.WithTimeout(context.Background(), s.opts.shutdownTimeout)
 		defer cancel()
 		if err := ix.Close(cctx); err != nil {
-			log.Warn("close ingest", "err", err)
+			s.log.Warn("close ingest", "err", err)
 		}
-	}()
+	})
+	return nil
+}
 
-	// Page tokens: one key for this data dir, or shared by replicas.
-	tokenKey := []byte(o.pageTokenKey)
-	if len(tokenKey) == 0 {
-		if tokenKey, err = secretKey(o.dataDir, "page-token.key"); err != nil {
-			return err
-		}
+// pageTokenKey is the page-token key: one for this data dir, or shared by
+// replicas through AGENTFINDER_PAGE_TOKEN_KEY.
+func (s *server) pageTokenKey() ([]byte, error) {
+	if k := []byte(s.opts.pageTokenKey); len(k) > 0 {
+		return k, nil
 	}
+	return secretKey(s.opts.dataDir, "page-token.key")
+}
 
-	// Federation: configured upstreams now, crawled registries as they come.
-	s.fed, err = newFederation(s, deriveKey(tokenKey, "federation"))
-	if err != nil {
-		return err
-	}
-	defer s.fed.Close()
-
-	// Search API.
-	api, err := newSearchAPI(s, client, embedder, deriveKey(tokenKey, "searchapi"))
-	if err != nil {
-		return err
-	}
-	if o.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
-		log.Info("the public URL has no domain name: set --registry-domain to name this registry", "identifier", api.Identifier(), "public_url", s.publicURL)
-	}
-
-	// Crawler and scheduler.
+// buildCrawl makes the crawler, writing to ingest, and the scheduler over it.
+func (s *server) buildCrawl(ccfg crawler.Config) error {
+	o := s.opts
 	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
-	tap := &refreshTap{sink: ix, now: time.Now, book: s.fed.Book()}
-	cr, err := crawler.New(ccfg, tap, log)
+	tap := &refreshTap{sink: s.indexer, now: time.Now, book: s.fed.Book()}
+	cr, err := crawler.New(ccfg, tap, s.log)
 	if err != nil {
 		return err
 	}
-	defer cr.Close()
+	s.onClose(func() { cr.Close() })
 	s.crawler = cr
-	sched, err := scheduler.New(scheduler.Config{
+	s.sched, err = scheduler.New(scheduler.Config{
 		Schedule:    o.schedule,
 		Concurrency: o.crawlWorkers,
 		MinRefresh:  o.minRefresh,
@@ -341,35 +382,40 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
 		Seeds:       scheduler.SeedsFrom(o.seeds, o.seedsFile),
 		Extra:       validatorState{cr},
-		Logger:      log,
+		Logger:      s.log,
 		Metrics:     s.metrics,
 	}, &seedCrawler{crawler: cr, tap: tap, learn: s.learnRegistries})
-	if err != nil {
-		return err
-	}
-	s.sched = sched
+	return err
+}
 
-	// HTTP: the search API, with the metrics and (when enabled) the admin
-	// endpoints in front.
+// buildHandler puts the metrics and (when enabled) the admin endpoints in
+// front of the search API.
+func (s *server) buildHandler(api *searchapi.Server) {
 	mux := &searchapi.Mux{}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:            slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		MaxRequestsInFlight: 4,
 	}))
-	if o.adminToken != "" {
-		mux.Handle("/admin/", s.adminHandler(o.adminToken))
+	if s.opts.adminToken != "" {
+		mux.Handle("/admin/", s.adminHandler(s.opts.adminToken))
 	}
 	mux.Handle("/", api.Handler())
 	s.routes = append(append(s.routes, mux.Patterns()...), api.Routes()...)
 	s.handler = mux
-	if o.accessLog {
-		s.handler = searchapi.AccessLog(mux, log.With("component", "http"))
+	if s.opts.accessLog {
+		s.handler = searchapi.AccessLog(mux, s.log.With("component", "http"))
 	}
+}
+
+// run serves HTTP on ln and runs the scheduler until ctx is done, then
+// shuts them down and flushes ingest, each phase within its own budget.
+func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) error {
+	o, log, sched := s.opts, s.log, s.sched
 	srv := searchapi.NewHTTPServer(s.handler, o.http, log)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(o.http.Listener(ln)) }()
 	log.Info("serving", "addr", s.addr, "public_url", s.publicURL, "index", o.index,
-		"meili", s.meiliURL, "managed_meili", s.managed != nil, "embeddings", embedder != nil,
+		"meili", s.meiliURL, "managed_meili", s.managed != nil, "embeddings", s.embeddings,
 		"admin", o.adminToken != "", "crawl", o.crawl)
 
 	// Crawls run on their own context: shutdown first lets them finish,
@@ -383,19 +429,7 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		}
 	}
 	if !hooks.noSignals {
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-hup:
-					s.reload()
-				}
-			}
-		}()
+		defer s.reloadOnHUP(ctx)()
 	}
 	if hooks.ready != nil {
 		hooks.ready(s)
@@ -417,500 +451,47 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 		srv.Close()
 	}
 	if o.crawl {
-		stopped := sched.Stop()
-		grace := time.NewTimer(o.shutdownTimeout / 2)
-		defer grace.Stop()
-		select {
-		case <-stopped.Done():
-		case <-grace.C:
-			log.Warn("abandoning crawls in flight", "running", sched.Status().Running)
-			abandon()
-			<-stopped.Done()
-		}
+		s.stopCrawls(abandon)
 	}
-	flushed = true
+	s.flushed = true
 	fctx, fcancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer fcancel()
-	if err := ix.Close(fctx); err != nil {
+	if err := s.indexer.Close(fctx); err != nil {
 		log.Warn("close ingest", "err", err)
 	}
 	log.Info("stopped")
 	return nil
 }
 
-// newMetricsRegistry is serve's own Prometheus registry (never the global
-// one, so servers side by side in one process do not collide), with the Go
-// runtime and process collectors; the packages add theirs through their
-// Config.Metrics.
-func newMetricsRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	build := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "agentfinder_build_info",
-		Help:        "Always 1; the labels say which build is running.",
-		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
-	})
-	build.Set(1)
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		build,
-	)
-	return reg
-}
-
-// corsOrigins is --cors-origin as searchapi wants it: the default when
-// none is given, nothing for "none".
-func corsOrigins(flag []string) []string {
-	switch {
-	case len(flag) == 0:
-		return searchapi.DefaultCORSOrigins
-	case slices.Contains(flag, "none"):
-		return nil
-	}
-	return flag
-}
-
-// defaultPublicURL is http://<listen address>/, with "localhost" for an
-// unspecified address (0.0.0.0, ::), which clients cannot use.
-func defaultPublicURL(a net.Addr) string {
-	host, port, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return "http://" + a.String() + "/"
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "localhost"
-	}
-	return "http://" + net.JoinHostPort(host, port) + "/"
-}
-
-// reload re-reads the seeds (SIGHUP).
-func (s *server) reload() {
-	if err := s.sched.Reload(); err != nil {
-		s.log.Error("reload seeds failed", "err", err)
-		return
-	}
-	if err := s.reloadUpstreams(); err != nil {
-		s.log.Error("reload upstreams failed", "err", err)
-	}
-	s.log.Info("seeds reloaded")
-}
-
-// seedCrawler adapts the crawler to the scheduler: one seed per crawl, the
-// report summarised for scheduling, registries handed to the book.
-type seedCrawler struct {
-	crawler *crawler.Crawler
-	tap     *refreshTap
-	learn   func([]crawler.Registry)
-}
-
-func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result, error) {
-	ctx, expiry := a.tap.watch(ctx)
-	rep, err := a.crawler.Crawl(ctx, []string{seed})
-	if rep == nil {
-		return scheduler.Result{}, err
-	}
-	res := scheduler.Result{
-		Catalogs:    rep.Totals.Catalogs,
-		Succeeded:   rep.Totals.OK + rep.Totals.NotModified,
-		NotModified: rep.Totals.NotModified,
-		Records:     rep.Totals.Records,
-		Report:      rep,
-	}
-	for _, c := range rep.Catalogs {
-		if c.MaxAge > 0 && (res.Refresh == 0 || c.MaxAge < res.Refresh) {
-			res.Refresh = c.MaxAge
-		}
-	}
-	if d := expiry.soonest(); d > 0 && (res.Refresh == 0 || d < res.Refresh) {
-		res.Refresh = d
-	}
-	a.learn(rep.Registries)
-	return res, err
-}
-
-// refreshTap passes results to the sink and, for the crawl whose context
-// it marked, notes the soonest expiresAt and max-age among them.
-type refreshTap struct {
-	sink crawler.Sink
-	now  func() time.Time
-	book *federation.Book
-}
-
-type tapKey struct{}
-
-// expiryWatch collects the soonest refresh a crawl's catalogs ask for.
-type expiryWatch struct {
-	mu   sync.Mutex
-	soon time.Duration
-}
-
-func (w *expiryWatch) note(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	w.mu.Lock()
-	if w.soon == 0 || d < w.soon {
-		w.soon = d
-	}
-	w.mu.Unlock()
-}
-
-func (w *expiryWatch) soonest() time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.soon
-}
-
-func (t *refreshTap) watch(ctx context.Context) (context.Context, *expiryWatch) {
-	w := &expiryWatch{}
-	return context.WithValue(ctx, tapKey{}, w), w
-}
-
-// Put notes refresh hints and registries, and forwards res.
-func (t *refreshTap) Put(ctx context.Context, res normalize.CatalogResult) error {
-	if len(res.Registries) > 0 && t.book != nil {
-		t.book.AddFromRecords(res.Registries)
-	}
-	if w, ok := ctx.Value(tapKey{}).(*expiryWatch); ok && res.Status != normalize.StatusFailed {
-		w.note(res.MaxAge)
-		now := t.now()
-		for _, r := range res.Records {
-			if r.ExpiresAt == "" {
-				continue
-			}
-			if at, err := time.Parse(time.RFC3339, r.ExpiresAt); err == nil && at.After(now) {
-				w.note(at.Sub(now))
+// reloadOnHUP reloads the seeds and upstreams on SIGHUP until ctx is done;
+// the returned function stops listening for the signal.
+func (s *server) reloadOnHUP(ctx context.Context) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				s.reload()
 			}
 		}
-	}
-	return t.sink.Put(ctx, res)
+	}()
+	return func() { signal.Stop(hup) }
 }
 
-// Holds passes the crawler's question on to the sink (see crawler.Holder),
-// so a validator is used and kept only once ingest wrote the catalog.
-func (t *refreshTap) Holds(catalog string) bool {
-	h, ok := t.sink.(crawler.Holder)
-	return !ok || h.Holds(catalog)
-}
-
-var (
-	_ crawler.Holder = (*refreshTap)(nil)
-	_ crawler.Holder = (*ingest.Indexer)(nil)
-)
-
-// validatorState persists the crawler's conditional-GET validators in the
-// scheduler's state file (only those of catalogs ingest has written).
-type validatorState struct{ c *crawler.Crawler }
-
-func (v validatorState) MarshalState() ([]byte, error) { return json.Marshal(v.c.Validators()) }
-
-func (v validatorState) UnmarshalState(b []byte) error {
-	var m map[string]crawler.Validator
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
+// stopCrawls stops the scheduler, letting crawls in flight finish for half
+// the shutdown budget before abandoning them.
+func (s *server) stopCrawls(abandon context.CancelFunc) {
+	stopped := s.sched.Stop()
+	grace := time.NewTimer(s.opts.shutdownTimeout / 2)
+	defer grace.Stop()
+	select {
+	case <-stopped.Done():
+	case <-grace.C:
+		s.log.Warn("abandoning crawls in flight", "running", s.sched.Status().Running)
+		abandon()
+		<-stopped.Done()
 	}
-	v.c.SetValidators(m)
-	return nil
-}
-
-// adminHandler serves /admin/crawl and /admin/status behind a bearer token.
-func (s *server) adminHandler(token string) http.Handler {
-	mux := &searchapi.Mux{}
-	mux.HandleFunc("POST /admin/crawl", s.adminCrawl)
-	mux.HandleFunc("GET /admin/status", s.adminStatus)
-	mux.HandleFunc("/admin/", adminFallback)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !bearerMatches(r.Header.Get("Authorization"), token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfinder-admin"`)
-			writeAdminError(w, http.StatusUnauthorized, "unauthorized", "a valid admin bearer token is required")
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
-	s.routes = append(s.routes, mux.Patterns()...)
-	return h
-}
-
-// bearerMatches reports whether an Authorization header value carries token
-// under the Bearer scheme, whose name is case-insensitive (RFC 9110 §11.1).
-func bearerMatches(header, token string) bool {
-	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
-}
-
-// adminAllow is the Allow header of each admin endpoint.
-var adminAllow = map[string]string{"/admin/crawl": "POST", "/admin/status": "GET, HEAD"}
-
-// adminFallback answers what no admin route matched in the error model: a
-// known endpoint with the wrong method is 405 with Allow, anything else 404.
-func adminFallback(w http.ResponseWriter, r *http.Request) {
-	if allow, ok := adminAllow[r.URL.Path]; ok {
-		w.Header().Set("Allow", allow)
-		writeAdminError(w, http.StatusMethodNotAllowed, "invalid_request", "method "+r.Method+" is not allowed on "+r.URL.Path)
-		return
-	}
-	writeAdminError(w, http.StatusNotFound, "not_found", "no such admin endpoint")
-}
-
-// adminCrawl re-reads the seeds and crawls now: the seeds named by ?seed=
-// (repeatable) or a JSON body {"seeds": [...]}, else every seed.
-func (s *server) adminCrawl(w http.ResponseWriter, r *http.Request) {
-	if !s.opts.crawl {
-		writeAdminError(w, http.StatusConflict, "conflict", "crawling is off in this replica (--crawl=false)")
-		return
-	}
-	names := r.URL.Query()["seed"]
-	if r.ContentLength != 0 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		var body struct {
-			Seeds []string `json:"seeds"`
-		}
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil {
-			writeAdminError(w, http.StatusBadRequest, "invalid_request", "body must be {\"seeds\": [...]}")
-			return
-		}
-		names = append(names, body.Seeds...)
-	}
-	reloadErr := s.sched.Reload()
-	if reloadErr != nil {
-		s.log.Error("reload seeds failed", "err", reloadErr)
-	}
-	triggered := s.sched.Trigger(names...)
-	if len(names) > 0 && len(triggered) < len(names) {
-		writeAdminError(w, http.StatusNotFound, "not_found", "unknown seed: add it to --seed or the seeds file first")
-		return
-	}
-	resp := map[string]any{"triggered": triggered}
-	if reloadErr != nil {
-		resp["reloadError"] = reloadErr.Error()
-	}
-	writeJSON(w, http.StatusAccepted, resp)
-}
-
-// adminStatus shows the seeds (only those named by ?seed=, when given),
-// their state and last reports, a count of seeds per outcome, ingest's
-// counters, the registry book and whether embeddings are on.
-func (s *server) adminStatus(w http.ResponseWriter, r *http.Request) {
-	emb := map[string]any{"enabled": s.embedNote == ""}
-	if s.embedNote != "" {
-		emb["reason"] = s.embedNote
-	}
-	st := s.sched.Status()
-	byOutcome := map[string]int{}
-	for _, sd := range st.Seeds {
-		o := sd.Outcome
-		if o == "" {
-			o = "pending"
-		}
-		byOutcome[o]++
-	}
-	if want := r.URL.Query()["seed"]; len(want) > 0 {
-		keep := st.Seeds[:0]
-		for _, sd := range st.Seeds {
-			if slices.Contains(want, sd.Seed) {
-				keep = append(keep, sd)
-			}
-		}
-		st.Seeds = keep
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"version":    version,
-		"index":      s.index,
-		"crawl":      s.opts.crawl,
-		"outcomes":   byOutcome,
-		"scheduler":  st,
-		"ingest":     s.indexer.Stats(),
-		"registries": s.fed.Book().Registries(),
-		"embeddings": emb,
-	})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-// writeAdminError writes the xu error model, with a fresh correlation id
-// also in the X-Correlation-Id header.
-func writeAdminError(w http.ResponseWriter, status int, code, msg string) {
-	raw := make([]byte, 8)
-	_, _ = rand.Read(raw)
-	id := hex.EncodeToString(raw)
-	w.Header().Set("X-Correlation-ID", id)
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg, "correlationId": id}})
-}
-
-// newFederation builds the federator with the configured upstreams (flags
-// and file); registries learned by crawling are added to its book later.
-func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
-	o := s.opts
-	ups := append([]string(nil), o.upstreams...)
-	if o.upstreamsFile != "" {
-		more, err := federation.LoadUpstreamsFile(o.upstreamsFile)
-		if err != nil {
-			return nil, err
-		}
-		ups = append(ups, more...)
-	}
-	allow, err := parseCIDRs("federation-allow-cidr", o.federationAllowCIDR)
-	if err != nil {
-		return nil, err
-	}
-	cfg := federation.Config{
-		Name:            strings.TrimSuffix(s.publicURL, "/"),
-		Upstreams:       ups,
-		FederateLearned: o.federateCrawled,
-		AllowPrivate:    o.allowPrivate,
-		AllowCIDRs:      allow,
-		Budget:          o.federationBudget,
-		TokenKey:        tokenKey,
-	}
-	if o.caFile != "" {
-		pool, err := certPool(o.caFile)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RootCAs = pool
-	}
-	return federation.New(cfg, s.log)
-}
-
-// certPool is the system roots plus the PEM certificates in file.
-func certPool(file string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--ca-file: %w", err)
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--ca-file %s: no PEM certificates", file)
-	}
-	return pool, nil
-}
-
-// reloadUpstreams adds upstreams newly listed in the upstreams file (the
-// book only grows: removing one takes a restart).
-func (s *server) reloadUpstreams() error {
-	if s.opts.upstreamsFile == "" {
-		return nil
-	}
-	list, err := federation.LoadUpstreamsFile(s.opts.upstreamsFile)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, u := range list {
-		if err := s.fed.Book().AddConfigured(u); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// learnRegistries puts the registries a crawl reported into the book:
-// _search._agents DNS records here; catalog entries are added by the tap as
-// their records pass.
-func (s *server) learnRegistries(regs []crawler.Registry) {
-	for _, r := range regs {
-		if r.Via != crawler.RegistryViaDNS {
-			continue
-		}
-		if err := s.fed.Book().AddDNS(r.Domain, r.URL); err != nil {
-			s.log.Warn("dns registry skipped", "domain", r.Domain, "url", r.URL, "err", err)
-		}
-	}
-}
-
-// secretKey returns the key in <data-dir>/<name>, creating it (32 random
-// bytes, hex, 0600) on first use, so page tokens survive restarts. Replicas
-// behind one load balancer share it through AGENTFINDER_PAGE_TOKEN_KEY.
-func secretKey(dataDir, name string) ([]byte, error) {
-	path := filepath.Join(dataDir, name)
-	if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) >= 32 {
-		return bytes.TrimSpace(b), nil
-	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, err
-	}
-	key := []byte(hex.EncodeToString(raw))
-	if err := os.WriteFile(path, append(key, '\n'), 0o600); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
-	}
-	return key, nil
-}
-
-// deriveKey gives each user of the page-token key its own key.
-func deriveKey(key []byte, purpose string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(purpose))
-	return m.Sum(nil)
-}
-
-// crawlInfo tells the about page what this replica crawls, when a crawl
-// last finished and which configured registries it federates to.
-func (s *server) crawlInfo() searchapi.CrawlInfo {
-	var ci searchapi.CrawlInfo
-	if s.sched != nil && s.opts.crawl {
-		for _, sd := range s.sched.Status().Seeds {
-			ci.Seeds = append(ci.Seeds, sd.Seed)
-			if sd.LastFinish.After(ci.LastCrawl) {
-				ci.LastCrawl = sd.LastFinish
-			}
-		}
-	}
-	for _, r := range s.fed.Book().Registries() {
-		if r.Trusted() {
-			ci.Upstreams = append(ci.Upstreams, r.Endpoint)
-		}
-	}
-	return ci
-}
-
-// newSearchAPI builds the search API over the index.
-func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
-	proxies, err := parseCIDRs("trusted-proxy", s.opts.trustedProxies)
-	if err != nil {
-		return nil, err
-	}
-	cfg := searchapi.Config{
-		BodyTimeout:    s.opts.bodyTimeout,
-		RateLimit:      searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
-		Index:          s.index,
-		PublicURL:      s.publicURL,
-		RegistryName:   s.opts.registryName,
-		RegistryDomain: s.opts.registryDomain,
-		CORSOrigins:    corsOrigins(s.opts.corsOrigins),
-		Meili:          client,
-		Federation:     s.fed,
-		SemanticRatio:  s.opts.semanticRatio,
-		PageTokenKey:   tokenKey,
-		Version:        version,
-		ReadyDetails:   map[string]string{"embeddings": "on"},
-		Metrics:        s.metrics,
-		Crawl:          s.crawlInfo,
-	}
-	if embedder != nil {
-		cfg.Embedder = embedder
-	} else {
-		cfg.ReadyDetails["embeddings"] = "off: " + s.embedNote
-	}
-	if !s.opts.noQueryRewrite {
-		cfg.QueryRewriter = query.Rewrite
-	}
-	if !s.opts.crawl {
-		cfg.ReadyDetails["crawl"] = "off in this replica"
-	}
-	if s.managed != nil {
-		cfg.Supervisor = s.managed
-	}
-	return searchapi.New(cfg, s.log)
 }

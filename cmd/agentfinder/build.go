@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/ingest/embed"
+	"github.com/agentfinder/agentfinder/searchapi"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+)
+
+// newMetricsRegistry is serve's own Prometheus registry (never the global
+// one, so servers side by side in one process do not collide), with the Go
+// runtime and process collectors; the packages add theirs through their
+// Config.Metrics.
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "agentfinder_build_info",
+		Help:        "Always 1; the labels say which build is running.",
+		ConstLabels: prometheus.Labels{"version": version, "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		build,
+	)
+	return reg
+}
+
+// corsOrigins is --cors-origin as searchapi wants it: the default when
+// none is given, nothing for "none".
+func corsOrigins(flag []string) []string {
+	switch {
+	case len(flag) == 0:
+		return searchapi.DefaultCORSOrigins
+	case slices.Contains(flag, "none"):
+		return nil
+	}
+	return flag
+}
+
+// defaultPublicURL is http://<listen address>/, with "localhost" for an
+// unspecified address (0.0.0.0, ::), which clients cannot use.
+func defaultPublicURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// reload re-reads the seeds (SIGHUP).
+func (s *server) reload() {
+	if err := s.sched.Reload(); err != nil {
+		s.log.Error("reload seeds failed", "err", err)
+		return
+	}
+	if err := s.reloadUpstreams(); err != nil {
+		s.log.Error("reload upstreams failed", "err", err)
+	}
+	s.log.Info("seeds reloaded")
+}
+
+// newFederation builds the federator with the configured upstreams (flags
+// and file); registries learned by crawling are added to its book later.
+func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
+	o := s.opts
+	ups := append([]string(nil), o.upstreams...)
+	if o.upstreamsFile != "" {
+		more, err := federation.LoadUpstreamsFile(o.upstreamsFile)
+		if err != nil {
+			return nil, err
+		}
+		ups = append(ups, more...)
+	}
+	allow, err := parseCIDRs("federation-allow-cidr", o.federationAllowCIDR)
+	if err != nil {
+		return nil, err
+	}
+	cfg := federation.Config{
+		Name:            strings.TrimSuffix(s.publicURL, "/"),
+		Upstreams:       ups,
+		FederateLearned: o.federateCrawled,
+		AllowPrivate:    o.allowPrivate,
+		AllowCIDRs:      allow,
+		Budget:          o.federationBudget,
+		TokenKey:        tokenKey,
+	}
+	if o.caFile != "" {
+		pool, err := certPool(o.caFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	return federation.New(cfg, s.log)
+}
+
+// reloadUpstreams adds upstreams newly listed in the upstreams file (the
+// book only grows: removing one takes a restart).
+func (s *server) reloadUpstreams() error {
+	if s.opts.upstreamsFile == "" {
+		return nil
+	}
+	list, err := federation.LoadUpstreamsFile(s.opts.upstreamsFile)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range list {
+		if err := s.fed.Book().AddConfigured(u); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// learnRegistries puts the registries a crawl reported into the book:
+// _search._agents DNS records here; catalog entries are added by the tap as
+// their records pass.
+func (s *server) learnRegistries(regs []crawler.Registry) {
+	for _, r := range regs {
+		if r.Via != crawler.RegistryViaDNS {
+			continue
+		}
+		if err := s.fed.Book().AddDNS(r.Domain, r.URL); err != nil {
+			s.log.Warn("dns registry skipped", "domain", r.Domain, "url", r.URL, "err", err)
+		}
+	}
+}
+
+// crawlInfo tells the about page what this replica crawls, when a crawl
+// last finished and which configured registries it federates to.
+func (s *server) crawlInfo() searchapi.CrawlInfo {
+	var ci searchapi.CrawlInfo
+	if s.sched != nil && s.opts.crawl {
+		for _, sd := range s.sched.Status().Seeds {
+			ci.Seeds = append(ci.Seeds, sd.Seed)
+			if sd.LastFinish.After(ci.LastCrawl) {
+				ci.LastCrawl = sd.LastFinish
+			}
+		}
+	}
+	for _, r := range s.fed.Book().Registries() {
+		if r.Trusted() {
+			ci.Upstreams = append(ci.Upstreams, r.Endpoint)
+		}
+	}
+	return ci
+}
+
+// newSearchAPI builds the search API over the index.
+func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
+	proxies, err := parseCIDRs("trusted-proxy", s.opts.trustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	cfg := searchapi.Config{
+		BodyTimeout:    s.opts.bodyTimeout,
+		RateLimit:      searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
+		Index:          s.index,
+		PublicURL:      s.publicURL,
+		RegistryName:   s.opts.registryName,
+		RegistryDomain: s.opts.registryDomain,
+		CORSOrigins:    corsOrigins(s.opts.corsOrigins),
+		Meili:          client,
+		Federation:     s.fed,
+		SemanticRatio:  s.opts.semanticRatio,
+		PageTokenKey:   tokenKey,
+		Version:        version,
+		ReadyDetails:   map[string]string{"embeddings": "on"},
+		Metrics:        s.metrics,
+		Crawl:          s.crawlInfo,
+	}
+	if embedder != nil {
+		cfg.Embedder = embedder
+	} else {
+		cfg.ReadyDetails["embeddings"] = "off: " + s.embedNote
+	}
+	if !s.opts.noQueryRewrite {
+		cfg.QueryRewriter = query.Rewrite
+	}
+	if !s.opts.crawl {
+		cfg.ReadyDetails["crawl"] = "off in this replica"
+	}
+	if s.managed != nil {
+		cfg.Supervisor = s.managed
+	}
+	return searchapi.New(cfg, s.log)
+}
