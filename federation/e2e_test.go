@@ -296,7 +296,12 @@ func TestOwnServersPaging(t *testing.T) {
 		names = append(names, fmt.Sprintf("a%02d", i))
 	}
 	a := newInstance(t, "fedpa", map[string][]byte{"https://ay.example/.well-known/ai-catalog.json": catalog("ay.example", names...)},
-		func(string) federation.Config { return federation.Config{Upstreams: []string{b.url}} })
+		func(string) federation.Config {
+			// A generous budget: a page that times out on a loaded machine
+			// (-race, busy CPUs) ends that source, which is not what this
+			// test is about.
+			return federation.Config{Upstreams: []string{b.url}, Budget: 20 * time.Second, UpstreamTimeout: 20 * time.Second}
+		})
 	seen := map[string]bool{}
 	tok := ""
 	for page := 0; ; page++ {
