@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -20,36 +19,12 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// EntryText is the text whose vector stands for the whole entry: its name,
-// description, capabilities, skill names and tags, one per line. Relevance
-// tuning changes this function; records are re-embedded when their content
-// hash changes.
-func EntryText(rec normalize.Record) string {
-	var b strings.Builder
-	line := func(s string) {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(s)
-	}
-	line(rec.DisplayName)
-	line(rec.Description)
-	line(strings.Join(rec.Capabilities, ", "))
-	line(strings.Join(rec.SkillNames, ", "))
-	line(strings.Join(rec.Tags, ", "))
-	return b.String()
-}
-
 // vectorTexts returns the texts embedded for rec, in the order
 // normalize.EmbedderName's vectors are stored: the entry text, then the
 // embedded representative queries and examples. Empty texts are skipped.
 func vectorTexts(rec normalize.Record) []string {
 	var out []string
-	if t := EntryText(rec); t != "" {
+	if t := normalize.EntryText(rec); t != "" {
 		out = append(out, t)
 	}
 	out = append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)

@@ -434,17 +434,6 @@ func TestPutAfterCloseFails(t *testing.T) {
 	}
 }
 
-func TestEntryText(t *testing.T) {
-	rec := normalize.Record{DisplayName: "Weather", Description: "forecasts", Capabilities: []string{"a", "b"},
-		SkillNames: []string{"get_forecast"}, Tags: []string{"weather"}}
-	if got, want := EntryText(rec), "Weather\nforecasts\na, b\nget_forecast\nweather"; got != want {
-		t.Fatalf("EntryText = %q, want %q", got, want)
-	}
-	if got := EntryText(normalize.Record{}); got != "" {
-		t.Fatalf("EntryText(empty) = %q", got)
-	}
-}
-
 // The crawler's Sink, as it declares it.
 var _ interface {
 	Put(ctx context.Context, res normalize.CatalogResult) error

@@ -41,6 +41,31 @@ const (
 // document's vectors.
 const EmbedderName = "default"
 
+// EntryText is the text whose vector stands for the whole entry: its name,
+// description, capabilities, skill names and tags, one per line. ingest
+// embeds it for the index; searchapi embeds it for other registries'
+// results, to score them on the same scale. Relevance tuning changes this
+// function; records are re-embedded when their content hash changes.
+func EntryText(rec Record) string {
+	var b strings.Builder
+	line := func(s string) {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	line(rec.DisplayName)
+	line(rec.Description)
+	line(strings.Join(rec.Capabilities, ", "))
+	line(strings.Join(rec.SkillNames, ", "))
+	line(strings.Join(rec.Tags, ", "))
+	return b.String()
+}
+
 // The stored vectors of a document under EmbedderName are, in this order:
 // the vector of the entry text (when there is one), then one per text of
 // EmbeddedQueries(rec.RepresentativeQueries), then one per text of

@@ -49,3 +49,14 @@ func TestFilterableFieldsCoverFiltersAndFacets(t *testing.T) {
 		t.Fatalf("SortableFields = %q", got)
 	}
 }
+
+func TestEntryText(t *testing.T) {
+	rec := Record{DisplayName: "Weather", Description: "forecasts", Capabilities: []string{"a", "b"},
+		SkillNames: []string{"get_forecast"}, Tags: []string{"weather"}}
+	if got, want := EntryText(rec), "Weather\nforecasts\na, b\nget_forecast\nweather"; got != want {
+		t.Fatalf("EntryText = %q, want %q", got, want)
+	}
+	if got := EntryText(Record{}); got != "" {
+		t.Fatalf("EntryText(empty) = %q", got)
+	}
+}
