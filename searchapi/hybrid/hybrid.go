@@ -78,6 +78,10 @@ type Result struct {
 	Total int
 	// Terms are the words searched one by one.
 	Terms []string
+	// TermDocs holds, for each of Terms, how many documents its query
+	// matches (Meilisearch's estimatedTotalHits: the term's document
+	// frequency under the filter).
+	TermDocs []int
 	// Preferred holds the IDs of hits Request.Prefer boosted.
 	Preferred map[string]bool
 }
@@ -143,6 +147,7 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 		}
 	}
 	tr := make([]query.TermResult, len(terms))
+	termDocs := make([]int, len(terms))
 	for i, t := range terms {
 		res := resp.Results[i+1]
 		hits, err := scoredHits(res.Hits, idField, r.Prefer, prefer, preferred)
@@ -150,6 +155,7 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 			return Result{}, err
 		}
 		tr[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
+		termDocs[i] = tr[i].TotalHits
 	}
 	total := int(resp.Results[0].EstimatedTotalHits)
 	weight := r.KeywordWeight
@@ -178,7 +184,7 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: total, Terms: terms, Preferred: preferred}, nil
+	return Result{Hits: fused, Total: total, Terms: terms, TermDocs: termDocs, Preferred: preferred}, nil
 }
 
 // scoredHits reads the identifiers and ranking scores of hits and, with a

@@ -1,0 +1,170 @@
+// Package score re-ranks the first candidates of a search and gives every
+// result a calibrated relevance score from 0 to 100.
+//
+// Two small models, both fitted on the relevance dev set (fit_test.go):
+//   - the ranker, a conditional logit over features of each candidate (its
+//     fused keyword and semantic components, how much of the request its
+//     name and text cover, how far it stands out semantically), orders the
+//     candidates of one request;
+//   - the confidence model, a logistic regression over features of the
+//     request as a whole and of its best candidate (the ranker's margin,
+//     how much the best semantic match stands out from the rest, how many
+//     of the request's words the index knows), estimates the probability
+//     that the first result is what was asked for.
+//
+// The first result's score is that probability in percent; each later
+// result's score is the first one's scaled by how much less likely the
+// ranker finds it. It is relevance only: trust signals (verification,
+// attestations) never enter it.
+//
+// The package is pure: no I/O, no Meilisearch. It imports only
+// normalize (for word splitting).
+package score
+
+import (
+	"math"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Term is one informative word of the request and the number of indexed
+// documents that contain it (its document frequency; 0: none does).
+type Term struct {
+	Word string
+	Docs int
+}
+
+// Candidate is one result to score: its fused components and the text of
+// the entry.
+type Candidate struct {
+	// Keyword is the keyword side's score (query.Scored.Keyword: the
+	// idf-weighted share of the request's terms Meilisearch matched, 0..1).
+	Keyword float64
+	// Semantic is the similarity of the request and the entry on the
+	// vector side, (1+cosine)/2 as Meilisearch reports it
+	// (query.Scored.Semantic; 0 when the vector side did not return it).
+	Semantic float64
+	// Name is the entry's display name.
+	Name string
+	// Text holds the entry's other searchable text: description, tags,
+	// capabilities, representative queries, publisher.
+	Text []string
+	// Weight, when above 0, multiplies the candidate's utility for ordering
+	// only (a preferred tag): it moves up, its score does not change.
+	Weight float64
+}
+
+// Request is what scoring knows of the request as a whole.
+type Request struct {
+	// Terms are the request's informative words with their document
+	// frequencies.
+	Terms []Term
+	// Docs is the number of documents the search could return.
+	Docs int
+}
+
+// Ranker feature indexes; a candidate's vector has numRank entries.
+const (
+	rSemantic = iota
+	rKeyword
+	rNameCover
+	rTextCover
+	numRank
+)
+
+// rankNames name the ranker's features, for fitting reports.
+var rankNames = [numRank]string{"semantic", "keyword", "nameCover", "textCover"}
+
+// candidateFeatures describes candidate c of request r; idf holds the idf
+// of each of r's terms.
+func candidateFeatures(r *Request, c *Candidate, idf []float64) [numRank]float64 {
+	var f [numRank]float64
+	f[rSemantic] = c.Semantic
+	f[rKeyword] = c.Keyword
+	f[rNameCover], f[rTextCover] = cover(r, idf, c)
+	return f
+}
+
+// knownShare is the idf-weighted share of r's terms some document holds.
+func knownShare(r *Request, idf []float64) float64 {
+	var all, known float64
+	for i, t := range r.Terms {
+		all += idf[i]
+		if t.Docs > 0 {
+			known += idf[i]
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return known / all
+}
+
+// idfs returns the inverse document frequency of each of r's terms.
+func idfs(r *Request) []float64 {
+	out := make([]float64, len(r.Terms))
+	for i, t := range r.Terms {
+		out[i] = IDF(t.Docs, r.Docs)
+	}
+	return out
+}
+
+// cover returns the idf-weighted shares of the request's terms found in
+// the candidate's name and anywhere in its text (name included). A term no
+// document holds counts with the highest idf, so matching one rare word of
+// a request made of unknown words covers little of it.
+func cover(r *Request, idf []float64, c *Candidate) (name, text float64) {
+	if len(r.Terms) == 0 {
+		return 0, 0
+	}
+	nameWords := normalize.Words(c.Name)
+	var textWords []string
+	for _, s := range c.Text {
+		textWords = append(textWords, normalize.Words(s)...)
+	}
+	var sum, inName, inText float64
+	for i, t := range r.Terms {
+		w := idf[i]
+		sum += w
+		switch {
+		case containsWord(nameWords, t.Word):
+			inName += w
+			inText += w
+		case containsWord(textWords, t.Word):
+			inText += w
+		}
+	}
+	if sum == 0 {
+		return 0, 0
+	}
+	return inName / sum, inText / sum
+}
+
+// IDF is the BM25 inverse document frequency of a word found in df of n
+// documents (query.Fuse weighs terms the same way).
+func IDF(df, n int) float64 {
+	nf := float64(max(n, 1))
+	d := math.Min(float64(max(df, 0)), nf)
+	return math.Log(1 + (nf-d+0.5)/(d+0.5))
+}
+
+func containsWord(words []string, w string) bool {
+	for _, x := range words {
+		if WordMatch(x, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// WordMatch reports equal words, or words of at least four letters where
+// one is a prefix of the other ("flight" and "flights").
+func WordMatch(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 4 && len(b) > len(a) && b[:len(a)] == a
+}

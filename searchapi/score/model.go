@@ -1,0 +1,244 @@
+package score
+
+import (
+	"math"
+	"sort"
+)
+
+// Confidence feature indexes.
+const (
+	cBias = iota
+	cTopZ
+	cTopSemantic
+	cTopCover
+	cTopName
+	cKnown
+	cTerms
+	cTopMass
+	cSemCover
+	cPoolMean
+	cPoolSD
+	numConf
+)
+
+// confNames name the confidence model's features, for fitting reports.
+var confNames = [numConf]string{"bias", "topZ", "topSemantic",
+	"topCover", "topName", "known", "terms", "topMass", "semCover", "poolMean", "poolSD"}
+
+// Model holds the fitted weights.
+type Model struct {
+	// Ranker weighs candidate features into the ranker's utility.
+	Ranker [numRank]float64
+	// Gate weighs request features into the log-odds that the request is
+	// one the catalog can answer at all (not small talk or noise).
+	Gate [numConf]float64
+	// Conf weighs request features into the log-odds that the first
+	// result is right, for a request the catalog can answer.
+	Conf [numConf]float64
+	// MinScore is the default cut-off (0..100) for results scored by this
+	// model: TestFit picks, on held-out folds, the cut-off that maximises
+	// the mean of Recall@10 with the cut-off on and the share of generated
+	// noise requests left without any result.
+	MinScore int
+	// Decay is how fast a later result's score falls below the first's
+	// with the ranker's utility: score = first · exp(-Decay·(uFirst - u)).
+	Decay float64
+}
+
+// Default is the model POST /search and every binding use. TestFit fitted
+// it on the relevance set in fixtures/relevance (its 300 requests with
+// their answers, the generated keyword-style requests and generated noise;
+// never the off-catalog list make eval scores) from the dump
+// searchapi's TestRelevanceDump writes; rerun both to refit after a change
+// to the features or the ranking:
+//
+//	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
+//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi
+//	AGENTFINDER_SCORE_DUMP=/tmp/rel.json go test -count=1 -run TestFit -v ./searchapi/score
+var Default = Model{
+	Ranker: [numRank]float64{
+		1.0000, // semantic
+		0.0000, // keyword
+		0.1500, // nameCover
+		0.4000, // textCover
+	},
+	Gate: [numConf]float64{
+		-20.9361, // bias
+		0.6591,   // topZ
+		17.3288,  // topSemantic
+		3.0991,   // topCover
+		-0.1464,  // topName
+		2.1065,   // known
+		2.9001,   // terms
+		1.5540,   // topMass
+		6.7343,   // semCover
+		0.9680,   // poolMean
+		9.9583,   // poolSD
+	},
+	Conf: [numConf]float64{
+		-0.1674, // bias
+		0.7485,  // topZ
+		-1.2459, // topSemantic
+		3.9934,  // topCover
+		1.4341,  // topName
+		0.1122,  // known
+		-0.0892, // terms
+		0.3270,  // topMass
+		-9.8385, // semCover
+		-2.3918, // poolMean
+		-4.0034, // poolSD
+	},
+	Decay:    2,
+	MinScore: 25,
+}
+
+// KeywordOnly is the model of a registry without an embedder (serve
+// --no-embeddings): no semantic side, fitted the same way on the same
+// requests searched by keywords only.
+var KeywordOnly = Model{
+	Ranker: [numRank]float64{
+		0.0000, // semantic
+		1.0000, // keyword
+		0.0000, // nameCover
+		0.0000, // textCover
+	},
+	Gate: [numConf]float64{
+		-3.2451, // bias
+		0.0000,  // topZ
+		0.0000,  // topSemantic
+		2.1304,  // topCover
+		-1.2716, // topName
+		-1.5152, // known
+		1.7047,  // terms
+		1.7313,  // topMass
+		0.0000,  // semCover
+		0.0000,  // poolMean
+		0.0000,  // poolSD
+	},
+	Conf: [numConf]float64{
+		-2.2505, // bias
+		0.0000,  // topZ
+		0.0000,  // topSemantic
+		-1.2498, // topCover
+		7.8891,  // topName
+		-0.0540, // known
+		-1.6398, // terms
+		2.4374,  // topMass
+		0.0000,  // semCover
+		0.0000,  // poolMean
+		0.0000,  // poolSD
+	},
+	Decay:    2,
+	MinScore: 5,
+}
+
+// Ranking is the outcome of Rank.
+type Ranking struct {
+	// Order lists candidate indexes best first.
+	Order []int
+	// Scores holds each candidate's relevance (0..1), by candidate index.
+	Scores []float64
+
+	utility    []float64
+	top        int
+	topUtility float64
+	conf       float64
+	idf        []float64
+	idfSum     float64
+	known      float64
+}
+
+// Rank orders the candidates of r (the pool: the first results of the
+// fused ranking, best first) and scores each.
+func (m *Model) Rank(r *Request, pool []Candidate) *Ranking {
+	rk := &Ranking{idf: idfs(r), Order: make([]int, len(pool)), Scores: make([]float64, len(pool)), utility: make([]float64, len(pool))}
+	rk.known = knownShare(r, rk.idf)
+	for _, w := range rk.idf {
+		rk.idfSum += w
+	}
+	if len(pool) == 0 {
+		return rk
+	}
+	feats := make([][numRank]float64, len(pool))
+	for i := range pool {
+		feats[i] = candidateFeatures(r, &pool[i], rk.idf)
+		rk.utility[i] = dot(m.Ranker[:], feats[i][:])
+		rk.Order[i] = i
+	}
+	sort.SliceStable(rk.Order, func(a, b int) bool { return rk.utility[rk.Order[a]] > rk.utility[rk.Order[b]] })
+	rk.top = rk.Order[0]
+	rk.topUtility = rk.utility[rk.top]
+	g := confidenceFeatures(r, rk, pool, feats)
+	// Preferred candidates move up; the scores do not change.
+	key := func(i int) float64 {
+		if w := pool[i].Weight; w > 0 {
+			return rk.utility[i] * w
+		}
+		return rk.utility[i]
+	}
+	sort.SliceStable(rk.Order, func(a, b int) bool { return key(rk.Order[a]) > key(rk.Order[b]) })
+	rk.conf = sigmoid(dot(m.Gate[:], g[:])) * sigmoid(dot(m.Conf[:], g[:]))
+	for i := range pool {
+		rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.utility[i]))
+	}
+	return rk
+}
+
+// confidenceFeatures describes the request and its best candidate in
+// absolute terms: how similar the best candidate is on the semantic side
+// (itself and against the pool), how much of the request it covers, how
+// much of the request the index knows at all. Nothing here measures the
+// best against the runner-up: two equally good answers must not lower each
+// other's scores.
+func confidenceFeatures(r *Request, rk *Ranking, pool []Candidate, feats [][numRank]float64) [numConf]float64 {
+	var g [numConf]float64
+	g[cBias] = 1
+	top := rk.top
+	var sum, sq float64
+	for _, c := range pool {
+		sum += c.Semantic
+		sq += c.Semantic * c.Semantic
+	}
+	n := float64(len(pool))
+	mean := sum / n
+	sd := math.Sqrt(math.Max(0, sq/n-mean*mean))
+	if sd > 0 {
+		g[cTopZ] = (pool[top].Semantic - mean) / sd
+	}
+	g[cPoolMean], g[cPoolSD] = mean, sd
+	g[cTopSemantic] = pool[top].Semantic
+	g[cTopCover] = feats[top][rTextCover]
+	g[cTopName] = feats[top][rNameCover]
+	g[cKnown] = rk.known
+	g[cTerms] = math.Log1p(float64(len(r.Terms)))
+	g[cTopMass] = math.Log1p(feats[top][rTextCover] * rk.idfSum)
+	g[cSemCover] = math.Max(0, pool[top].Semantic-0.6) * feats[top][rTextCover]
+	return g
+}
+
+// Score is the relevance (0..1) of a candidate outside the ranked pool (a
+// later page, or another registry's result), on the pool's scale: never
+// above the pool's first.
+func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
+	if len(rk.Order) == 0 {
+		return 0
+	}
+	f := candidateFeatures(r, c, rk.idf)
+	u := math.Min(dot(m.Ranker[:], f[:]), rk.topUtility)
+	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+func dot(w, x []float64) float64 {
+	var s float64
+	for i := range w {
+		s += w[i] * x[i]
+	}
+	return s
+}
+
+// Percent is a relevance as the 0..100 score results show.
+func Percent(p float64) int {
+	return max(0, min(100, int(math.Round(p*100))))
+}

@@ -1,0 +1,123 @@
+package score
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestWordMatch(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"flight", "flight", true},
+		{"flight", "flights", true},
+		{"flights", "flight", true},
+		{"fly", "flying", false}, // under four letters: no prefix match
+		{"code", "coder", true},
+		{"code", "decode", false},
+		{"qr", "qr", true},
+	}
+	for _, tc := range tests {
+		if got := WordMatch(tc.a, tc.b); got != tc.want {
+			t.Errorf("WordMatch(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestIDF(t *testing.T) {
+	if rare, common := IDF(1, 200), IDF(150, 200); rare <= common || common <= 0 {
+		t.Errorf("IDF rare %.3f, common %.3f: want rare > common > 0", rare, common)
+	}
+	if unknown, rare := IDF(0, 200), IDF(1, 200); unknown <= rare {
+		t.Errorf("a word no document holds (%.3f) must weigh most (rare %.3f)", unknown, rare)
+	}
+}
+
+func TestCover(t *testing.T) {
+	r := &Request{Docs: 100, Terms: []Term{{"flights", 3}, {"paris", 5}, {"xyzzy", 0}}}
+	c := &Candidate{Name: "Flight Booker", Text: []string{"Book cheap flights to Paris and Rome."}}
+	idf := idfs(r)
+	name, text := cover(r, idf, c)
+	sum := idf[0] + idf[1] + idf[2]
+	if math.Abs(name-idf[0]/sum) > 1e-9 || math.Abs(text-(idf[0]+idf[1])/sum) > 1e-9 {
+		t.Errorf("cover = %.3f, %.3f; want %.3f, %.3f", name, text, idf[0]/sum, (idf[0]+idf[1])/sum)
+	}
+	if n, x := cover(&Request{}, nil, c); n != 0 || x != 0 {
+		t.Errorf("no terms: cover %v %v", n, x)
+	}
+}
+
+// pool is a request whose first candidate matches by meaning and words,
+// the others less and less.
+func pool() (*Request, []Candidate) {
+	r := &Request{Docs: 50, Terms: []Term{{"weather", 2}, {"forecast", 3}}}
+	return r, []Candidate{
+		{Semantic: 0.70, Name: "Recipes", Text: []string{"Cooking ideas."}},
+		{Semantic: 0.86, Name: "Weather Now", Text: []string{"Forecasts for any city."}},
+		{Semantic: 0.75, Name: "Sky Watch", Text: []string{"Weather radar."}},
+	}
+}
+
+func TestRank(t *testing.T) {
+	r, cands := pool()
+	rk := Default.Rank(r, cands)
+	if want := []int{1, 2, 0}; !slices.Equal(rk.Order, want) {
+		t.Fatalf("order %v, want %v", rk.Order, want)
+	}
+	for k := 1; k < len(rk.Order); k++ {
+		if rk.Scores[rk.Order[k]] > rk.Scores[rk.Order[k-1]] {
+			t.Errorf("scores do not fall along the order: %v", rk.Scores)
+		}
+	}
+	for _, p := range rk.Scores {
+		if p < 0 || p > 1 {
+			t.Errorf("score %v outside 0..1", p)
+		}
+	}
+	// A result outside the pool is on the same scale, never above the best.
+	out := Default.Score(r, rk, &Candidate{Semantic: 0.99, Name: "Weather Forecast Pro", Text: []string{"weather forecast"}})
+	if top := rk.Scores[rk.Order[0]]; out > top || out <= rk.Scores[rk.Order[2]] {
+		t.Errorf("outside score %.3f, pool %v", out, rk.Scores)
+	}
+	// A preferred candidate moves up; no score changes.
+	cands[0].Weight = 10
+	pref := Default.Rank(r, cands)
+	if pref.Order[0] != 0 {
+		t.Errorf("preferred candidate not first: %v", pref.Order)
+	}
+	for i := range rk.Scores {
+		if pref.Scores[i] != rk.Scores[i] {
+			t.Errorf("preference changed score %d: %v -> %v", i, rk.Scores[i], pref.Scores[i])
+		}
+	}
+}
+
+func TestRankEmpty(t *testing.T) {
+	rk := Default.Rank(&Request{}, nil)
+	if len(rk.Order) != 0 || Default.Score(&Request{}, rk, &Candidate{Semantic: 1}) != 0 {
+		t.Errorf("empty pool: %+v", rk)
+	}
+}
+
+func TestConfidenceSeparates(t *testing.T) {
+	// The same pool, once with a request the best candidate covers and
+	// stands out for, once with words nothing holds and a flat semantic
+	// side: the first must score higher.
+	r, cands := pool()
+	good := Default.Rank(r, cands)
+	flat := []Candidate{{Semantic: 0.62, Name: "A"}, {Semantic: 0.61, Name: "B"}, {Semantic: 0.61, Name: "C"}}
+	noise := Default.Rank(&Request{Docs: 50, Terms: []Term{{"xyzzy", 0}, {"plugh", 0}}}, flat)
+	if g, n := good.Scores[good.Order[0]], noise.Scores[noise.Order[0]]; g <= n {
+		t.Errorf("good request %.3f, noise %.3f", g, n)
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for p, want := range map[float64]int{-0.1: 0, 0: 0, 0.204: 20, 0.205: 21, 1: 100, 1.5: 100} {
+		if got := Percent(p); got != want {
+			t.Errorf("Percent(%v) = %d, want %d", p, got, want)
+		}
+	}
+}
