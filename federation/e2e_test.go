@@ -82,7 +82,9 @@ func newInstance(t *testing.T, prefix string, catalogs map[string][]byte, fed fu
 	in := &instance{}
 	ts := httptest.NewUnstartedServer(nil)
 	in.url = "http://" + ts.Listener.Addr().String()
-	cfg := searchapi.Config{Index: idx, PublicURL: in.url, Meili: ms.Client}
+	// No cut-off: these tests follow results through the federation, not
+	// their relevance (searchapi's relevance tests cover the cut-off).
+	cfg := searchapi.Config{Index: idx, PublicURL: in.url, Meili: ms.Client, MinScore: -1}
 	if fed != nil {
 		fc := fed(in.url)
 		fc.Name = ts.Listener.Addr().String()

@@ -2,6 +2,7 @@ package searchapi
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strings"
 
@@ -18,12 +19,11 @@ import (
 // The score is this registry's relevance score scaled to 0-1, not ADP's
 // five-factor baseline profile (§5): reputation, availability and rating
 // are signals this registry does not have, and one ranking serves every
-// binding. min_score applies to that score.
+// binding. min_score is the search's cut-off on that score; without it the
+// registry's default cut-off applies (not ADP's 0.1: the default is chosen
+// on this registry's scale).
 
-const (
-	defaultADPLimit    = 10
-	defaultADPMinScore = 0.1
-)
+const defaultADPLimit = 10
 
 // adpRequest is the adp.discover request (§4.3, table 8).
 type adpRequest struct {
@@ -64,7 +64,7 @@ var adpAttributes = []string{"skillNames", "constraints", "seq", "ttl"}
 
 // adpQuery translates an adp.discover request into the shared query; the
 // text is the query, or the words of the tags when there is none.
-func adpQuery(req *adpRequest) (q *searchQuery, minScore float64, err error) {
+func adpQuery(req *adpRequest) (q *searchQuery, err error) {
 	text := ""
 	if req.Query != nil {
 		text = strings.TrimSpace(*req.Query)
@@ -76,35 +76,35 @@ func adpQuery(req *adpRequest) (q *searchQuery, minScore float64, err error) {
 		}
 	}
 	if text == "" && len(tags) == 0 {
-		return nil, 0, invalid("tags or query is required")
+		return nil, invalid("tags or query is required")
 	}
 	if text == "" {
 		text = strings.Join(strings.FieldsFunc(strings.Join(tags, " "), func(r rune) bool { return r == '/' || r == '*' || r == ' ' }), " ")
 	}
 	q = &searchQuery{Attributes: adpAttributes}
 	if q.Text, err = parseText(&text, true); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	q.PageSize = defaultADPLimit
 	if len(req.Limit) > 0 {
 		if q.PageSize, err = parsePageSize(req.Limit, nil); err != nil {
-			return nil, 0, invalid("limit must be an integer from 1 to %d", maxPageSize)
+			return nil, invalid("limit must be an integer from 1 to %d", maxPageSize)
 		}
 	}
-	minScore = defaultADPMinScore
 	if req.MinScore != nil {
-		minScore = *req.MinScore
-		if minScore < 0 || minScore > 1 {
-			return nil, 0, invalid("min_score must be from 0.0 to 1.0")
+		if *req.MinScore < 0 || *req.MinScore > 1 {
+			return nil, invalid("min_score must be from 0.0 to 1.0")
 		}
+		v := int(math.Ceil(*req.MinScore*100 - 1e-9))
+		q.MinScore = &v
 	}
 	if err := q.addGroup("skill", tags); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return q, minScore, nil
+	return q, nil
 }
 
 func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error {
@@ -112,7 +112,7 @@ func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error
 	if _, err := decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	q, minScore, err := adpQuery(&req)
+	q, err := adpQuery(&req)
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,7 @@ func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error
 	}
 	out := adpResponse{Results: make([]adpResult, 0, len(ans.Hits))}
 	for _, h := range ans.Hits {
-		sc := round3(h.Score / 100)
-		if sc < minScore {
-			continue
-		}
-		out.Results = append(out.Results, adpResult{AgentCard: agentCard(h), Score: sc, MatchedTags: matchedSkills(h.Entry, req.Tags)})
+		out.Results = append(out.Results, adpResult{AgentCard: agentCard(h), Score: round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

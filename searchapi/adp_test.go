@@ -70,7 +70,7 @@ func TestADPDiscover(t *testing.T) {
 			if want, ok := tc.matched[n]; ok && !slices.Equal(r.MatchedTags, want) {
 				t.Errorf("%s: %s matched_tags %v, want %v", tc.name, n, r.MatchedTags, want)
 			}
-			if r.Score < defaultADPMinScore || r.Score > 1 || r.MatchedTags == nil {
+			if r.Score < 0 || r.Score > 1 || r.MatchedTags == nil {
 				t.Errorf("%s: %s score %v matched %v", tc.name, n, r.Score, r.MatchedTags)
 			}
 		}

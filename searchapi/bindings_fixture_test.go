@@ -26,7 +26,9 @@ func newBindingsFixture(t testing.TB, mut func(*Config)) *fixture {
 		}
 		recs = append(recs, catalogRecords(t, body, f.origin)...)
 	}
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder",
+	// No cut-off: the bindings' tests are about their shapes and filters on
+	// a small catalog; relevance_test.go tests the cut-off and its reason.
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "bindings", recs, nil, nil, cfg, mut)
 }

@@ -148,7 +148,9 @@ func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture 
 			d.Stale = true // what ingest does when a catalog keeps failing
 		}
 	}
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder",
+	// No cut-off: these tests are about filters, paging and shapes on a
+	// small catalog; relevance_test.go tests the cut-off.
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "searchapi", recs, emb, stale, cfg, mut)
 }

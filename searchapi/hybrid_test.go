@@ -60,7 +60,7 @@ func TestHybridSearch(t *testing.T) {
 	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Index: name, Meili: ms.Client, Embedder: axisEmbedder{}, SemanticRatio: 0.9, Now: func() time.Time { return testNow }}, nil)
+	srv, err := New(Config{Index: name, Meili: ms.Client, Embedder: axisEmbedder{}, SemanticRatio: 0.9, MinScore: -1, Now: func() time.Time { return testNow }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,10 +118,11 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("search text does not say how to get the next page:\n%s", text)
 	}
 
-	// Nothing matching well is said plainly, without listing weak hits.
-	res = callTool(t, cs, "search", map[string]any{"text": "zxqv quantum origami", "federation": "none"}, nil)
+	// Nothing matching well enough (here: the request's own cut-off above
+	// every score) is said plainly, with the reason.
+	res = callTool(t, cs, "search", map[string]any{"text": "weather forecast", "federation": "none", "minScore": 100}, nil)
 	t.Logf("no-match text: %s", toolText(res))
-	if res.IsError || !strings.HasPrefix(toolText(res), "Nothing") {
+	if res.IsError || !strings.HasPrefix(toolText(res), "Nothing") || !strings.Contains(toolText(res), "minScore 100") {
 		t.Errorf("no match: %s", toolText(res))
 	}
 

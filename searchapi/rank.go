@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/score"
 )
 
 // filter returns the Meilisearch filter of the query's hard constraints.
@@ -174,87 +174,161 @@ func (s *Server) newPlan(q *searchQuery, vec []float32) hybrid.Request {
 // the relevance set was tuned with (query.SubQueryLimit hits per sub-query).
 const shallowDepth = query.SubQueryLimit
 
-// ranked returns the first n results of p's ranking (n <= maxSearchOffset+1)
-// and whether more may follow. The ranking is two tiers, each fused
-// deterministically: every result of the fusion of shallowDepth hits per
-// sub-query, then the results of the fusion of maxSearchOffset+1 hits per
-// sub-query not already listed. Every page slices the same sequence, so
-// pages neither repeat nor skip results while the index does not change;
-// the deep tier is fetched only by pages that reach past the first. tier
-// is the whole first tier: the candidates facets are counted over.
-func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) (out, tier []query.Scored, pref map[string]bool, err error) {
+// rankedResult is the fused ranking of one request.
+type rankedResult struct {
+	// Hits are the results, best first: every result of the first tier,
+	// then, when a page reaches past it, those of the deep tier.
+	Hits []query.Scored
+	// Shallow is how many of Hits come from the first tier.
+	Shallow int
+	// Preferred holds the identifiers a preferred tag boosted.
+	Preferred map[string]bool
+	// Terms, TermDocs and Total are the first tier's hybrid.Result fields.
+	Terms    []string
+	TermDocs []int
+	Total    int
+}
+
+// ranked returns at least the first n results of p's ranking when there
+// are as many (n <= maxSearchOffset+1). The ranking is two tiers, each
+// fused deterministically: every result of the fusion of shallowDepth hits
+// per sub-query, then the results of the fusion of maxSearchOffset+1 hits
+// per sub-query not already listed. Every page slices the same sequence,
+// so pages neither repeat nor skip results while the index does not
+// change; the deep tier is fetched only by pages that reach past the
+// first.
+func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
-		return nil, nil, nil, err
+		return rankedResult{}, err
 	}
+	res := rankedResult{Hits: first.Hits, Shallow: len(first.Hits), Preferred: first.Preferred,
+		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total}
 	if len(first.Hits) >= n {
-		return first.Hits[:n], first.Hits, first.Preferred, nil
+		return res, nil
 	}
 	r.Limit = maxSearchOffset + 1
 	deep, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
-		return nil, nil, nil, err
+		return rankedResult{}, err
 	}
 	seen := make(map[string]bool, len(first.Hits))
-	out = slices.Clip(first.Hits)
+	res.Hits = slices.Clip(first.Hits)
 	for _, h := range first.Hits {
 		seen[h.ID] = true
 	}
 	for _, h := range deep.Hits {
-		if len(out) == n {
+		if len(res.Hits) == n {
 			break
 		}
 		if !seen[h.ID] {
-			out = append(out, h)
+			res.Hits = append(res.Hits, h)
 		}
 	}
-	pref = first.Preferred
 	for id := range deep.Preferred {
-		if pref == nil {
-			pref = map[string]bool{}
+		if res.Preferred == nil {
+			res.Preferred = map[string]bool{}
 		}
-		pref[id] = true
+		res.Preferred[id] = true
 	}
-	return out, first.Hits, pref, nil
+	return res, nil
 }
 
-// localSearch answers q from the index, starting at offset. It returns the
-// hits as federation hits, the offset of the next page (0 when done) and,
-// when q.Facets names fields, their values counted over the best of the
-// first tier of candidates (what the search found, whichever page is
-// shown).
-func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([]federation.Hit, int, map[string]map[string]int, error) {
+// localPage is one page of local results.
+type localPage struct {
+	Hits []federation.Hit
+	// Next is the offset of the next page, 0 when done.
+	Next int
+	// Rel scores every result of the request (upstream ones too).
+	Rel *relevance
+	// Best is the highest score of the request's results (-1: none), for
+	// the reason of an empty answer.
+	Best int
+	// Facets counts the values of q.Facets over the first tier of
+	// candidates (nil when it named none).
+	Facets map[string]map[string]int
+}
+
+// localSearch answers q from the index, starting at offset. The first
+// poolSize results of the fused ranking are re-ordered and scored by the
+// relevance model; later ones keep the fused order. Results scoring below
+// the request's cut-off are left out.
+func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) (localPage, error) {
+	out := localPage{Best: -1}
 	limit := q.PageSize
 	if offset+limit > maxSearchOffset {
 		limit = maxSearchOffset - offset
 	}
 	if limit <= 0 {
-		return nil, 0, nil, nil
+		return out, nil
 	}
 	vec := s.queryVector(ctx, q.Text)
-	p := s.newPlan(q, vec)
-	scored, tier, preferred, err := s.ranked(ctx, p, offset+limit+1)
+	res, err := s.ranked(ctx, s.newPlan(q, vec), offset+limit+1)
 	if err != nil {
-		return nil, 0, nil, err
+		return out, err
 	}
-	// The facet counts travel with the fetch of the page: one round trip.
+	nPool := min(poolSize, res.Shallow)
+	end := min(offset+limit, len(res.Hits))
+	ids := make([]string, 0, nPool+limit)
+	for _, h := range res.Hits[:nPool] {
+		ids = append(ids, h.ID)
+	}
+	for i := max(offset, nPool); i < end; i++ {
+		ids = append(ids, res.Hits[i].ID)
+	}
+	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], &out)
+	if err != nil {
+		return out, err
+	}
+	rel := rankPool(res, res.Hits[:nPool], byID, vec)
+	out.Rel = rel
+	// The sequence every page slices: the pool in the model's order, then
+	// the rest in fused order.
+	seq := make([]query.Scored, 0, len(res.Hits))
+	for _, i := range rel.rk.Order {
+		seq = append(seq, res.Hits[i])
+	}
+	seq = append(seq, res.Hits[nPool:]...)
+	scoreAt := func(i int) float64 {
+		if i < nPool {
+			return rel.rk.Scores[rel.rk.Order[i]]
+		}
+		return rel.scoreOf(seq[i].ID, byID[seq[i].ID], seq[i].Keyword, seq[i].Semantic)
+	}
+	cut := s.cutoff(q, rel)
+	if nPool > 0 {
+		out.Best = score.Percent(rel.rk.Scores[rel.rk.Order[0]])
+		for _, p := range rel.rk.Scores {
+			out.Best = max(out.Best, score.Percent(p))
+		}
+	}
+	var qt []string
+	if q.Evidence {
+		qt = normalize.Terms(q.Text)
+	}
+	for i := offset; i < end; i++ {
+		p := score.Percent(scoreAt(i))
+		d, ok := byID[seq[i].ID]
+		if p < cut || !ok {
+			continue // below the cut-off, or removed since the search
+		}
+		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID]))
+	}
+	if len(res.Hits) > offset+limit && s.mayPass(rel, offset+limit, nPool, cut) {
+		out.Next = offset + limit
+	}
+	return out, nil
+}
+
+// fetchPage fetches the documents of ids (the pool and the page) and, in
+// the same round trip, when q.Facets names fields, their values counted
+// over the best of the first tier of candidates (what the search found,
+// whichever page is shown) into out.Facets.
+func (s *Server) fetchPage(ctx context.Context, q *searchQuery, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
 	var also []*meilisearch.SearchRequest
 	if len(q.Facets) > 0 && len(tier) > 0 {
 		also = append(also, s.candidateFacets(tier, q.Facets))
-	}
-	next := 0
-	if len(scored) > offset+limit {
-		next = offset + limit
-		scored = scored[:offset+limit]
-	}
-	var page []query.Scored
-	if offset < len(scored) {
-		page = scored[offset:]
-	}
-	ids := make([]string, len(page))
-	for i, h := range page {
-		ids[i] = h.ID
 	}
 	attrs := searchAttributes
 	if q.Evidence {
@@ -265,34 +339,18 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) ([
 	}
 	docs, more, err := hybrid.FetchAlso(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil, also...)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, err
 	}
-	var counts map[string]map[string]int
 	if len(also) > 0 {
-		counts = s.facetCounts(ctx, more[0].FacetDistribution)
+		out.Facets = s.facetCounts(ctx, more[0].FacetDistribution)
 	}
-	if len(page) == 0 {
-		return nil, next, counts, nil
-	}
-	byID := make(map[string]meilisearch.Hit, len(docs))
+	byID := make(map[string]meiliHit, len(docs))
 	for _, d := range docs {
 		var id string
 		_ = json.Unmarshal(d[normalize.FieldIdentifier], &id)
-		byID[id] = d
+		byID[id] = meiliHit(d)
 	}
-	var qt []string
-	if q.Evidence {
-		qt = normalize.Terms(q.Text)
-	}
-	hits := make([]federation.Hit, 0, len(page))
-	for _, sc := range page {
-		d, ok := byID[sc.ID]
-		if !ok {
-			continue // removed since the search: leave it out, keep the order
-		}
-		hits = append(hits, s.toHit(meiliHit(d), q, qt, sc, vec, preferred[sc.ID]))
-	}
-	return hits, next, counts, nil
+	return byID, nil
 }
 
 // facetCandidates bounds the candidates facets are counted over: the best
@@ -324,9 +382,21 @@ func (s *Server) facetCounts(ctx context.Context, raw json.RawMessage) map[strin
 	return dist
 }
 
-// toHit turns a fetched document and its fused score into a result entry.
-func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) federation.Hit {
-	score := scoreOf(sc.Score)
+// mayPass reports whether a result at or after position from of the
+// sequence can reach the cut-off: known for the pool, bounded by the
+// pool's lowest score past it.
+func (s *Server) mayPass(rel *relevance, from, nPool, cut int) bool {
+	for i := from; i < nPool; i++ {
+		if score.Percent(rel.rk.Scores[rel.rk.Order[i]]) >= cut {
+			return true
+		}
+	}
+	return score.Percent(rel.floor) >= cut
+}
+
+// toHit turns a fetched document, its fused components and its score
+// (0..100) into a result entry.
+func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool) federation.Hit {
 	if q.Evidence {
 		examples := h["examples"]
 		vectors := h["_vectors"]
@@ -335,22 +405,16 @@ func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Sco
 		h["evidence"] = mustJSON(buildEvidence(h, examples, vectors, q, qterms, sc, vec, preferred))
 	}
 	delete(h, "_vectors")
-	h["score"] = json.RawMessage(strconv.Itoa(score))
+	h["score"] = json.RawMessage(strconv.Itoa(pct))
 	h["source"] = s.sourceJSON
 	var id string
 	_ = json.Unmarshal(h["identifier"], &id)
 	return federation.Hit{
 		Identifier: id,
 		Entry:      h,
-		Score:      float64(score),
+		Score:      float64(pct),
 		Source:     s.publicURL,
 		Verified:   bytes.Equal(h["publisherVerified"], []byte("true")),
 		Local:      true,
 	}
-}
-
-// scoreOf maps Meilisearch's ranking score (0..1) to 0..100.
-func scoreOf(rs float64) int {
-	v := int(math.Round(rs * 100))
-	return max(0, min(100, v))
 }

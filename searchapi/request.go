@@ -59,6 +59,9 @@ type searchBody struct {
 	PageToken       string          `json:"pageToken"`
 	IncludeEvidence bool            `json:"includeEvidence"`
 	IncludeStale    bool            `json:"includeStale"`
+	// MinScore is the lowest score a result may have (0..100); absent
+	// means the server's default cut-off, 0 returns every result.
+	MinScore json.RawMessage `json:"minScore"`
 }
 
 type queryBody struct {
@@ -110,6 +113,9 @@ type searchQuery struct {
 	// candidates (searchAnswer.Facets); the web page sets them, the API
 	// does not.
 	Facets []string
+	// MinScore is the request's own cut-off (0..100); nil leaves the
+	// server's.
+	MinScore *int
 }
 
 // decodeBody reads a JSON request body of at most maxBodyBytes into v and
@@ -161,6 +167,9 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 		return nil, err
 	}
 	if q.PageSize, err = parsePageSize(b.PageSize, b.Limit); err != nil {
+		return nil, err
+	}
+	if q.MinScore, err = parseMinScore(b.MinScore); err != nil {
 		return nil, err
 	}
 	qb.RequiredTags = append(qb.RequiredTags, qb.RequiredTagsXu...)
@@ -251,6 +260,21 @@ func parseFederation(root, inQuery *string) (federation.Mode, error) {
 		mode = *root
 	}
 	return federation.ParseMode(mode)
+}
+
+// parseMinScore reads minScore: a number from 0 to 100 (a fraction is
+// rounded up: a result must reach it), nil when absent.
+func parseMinScore(raw json.RawMessage) (*int, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	var f float64
+	if err := json.Unmarshal(t, &f); err != nil || f < 0 || f > 100 {
+		return nil, invalid("minScore must be a number from 0 to 100")
+	}
+	v := int(math.Ceil(f))
+	return &v, nil
 }
 
 // parsePageSize reads pageSize (or its xu spelling limit): an integer from
@@ -387,6 +411,9 @@ func (q *searchQuery) normalized(kind string) string {
 	}
 	if q.MaxIndexAge > 0 || q.MaxMetadataAge > 0 {
 		fmt.Fprintf(&b, "\x00age=%d/%d", q.MaxIndexAge/time.Second, q.MaxMetadataAge/time.Second)
+	}
+	if q.MinScore != nil {
+		fmt.Fprintf(&b, "\x00min=%d", *q.MinScore)
 	}
 	return b.String()
 }

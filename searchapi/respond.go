@@ -23,7 +23,8 @@ func writeSearch(w http.ResponseWriter, ans *searchAnswer) {
 }
 
 // encodeSearch encodes POST /search's answer: {"results", "referrals",
-// "upstreams" (federating modes only), "pageToken"}. Entries are written key
+// "upstreams" (federating modes only), "pageToken", "reason" (why results
+// is empty, when the cut-off emptied it)}. Entries are written key
 // by key (sorted, as encoding/json would) from their raw JSON values, which
 // come from Meilisearch or from json.Marshal: re-encoding them through
 // encoding/json would validate and compact every byte again, a cost the
@@ -73,6 +74,10 @@ func encodeSearch(ans *searchAnswer) []byte {
 	if ans.PageToken != "" {
 		buf.WriteString(`,"pageToken":`)
 		writeJSONString(buf, ans.PageToken)
+	}
+	if ans.Reason != "" {
+		buf.WriteString(`,"reason":`)
+		writeJSONString(buf, ans.Reason)
 	}
 	buf.WriteString("}\n")
 	return buf.Bytes()

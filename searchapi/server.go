@@ -88,6 +88,11 @@ type Config struct {
 	// 1 - query.DefaultKeywordWeight = 0.8, the measured best. It matters
 	// only with an Embedder.
 	SemanticRatio float64
+	// MinScore is the default cut-off: results scoring below it (0..100,
+	// searchapi/score) are left out unless a request sends its own
+	// minScore. 0 means the scoring model's own (score.Model.MinScore: 20
+	// with an Embedder, 5 keyword only); negative means no cut-off.
+	MinScore int
 	// PageTokenKey signs page tokens; empty means a random key (tokens then
 	// do not survive a restart or span replicas).
 	PageTokenKey []byte
@@ -145,10 +150,12 @@ type Server struct {
 	domain     string // publisher domain of urn
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
-	mux           *Mux
-	metrics       *metrics       // nil: no metrics
-	limiter       *clientLimiter // nil: no rate limit
-	site          *web.Renderer
+	// minScore is the default cut-off: 0 the model's, -1 none.
+	minScore int
+	mux      *Mux
+	metrics  *metrics       // nil: no metrics
+	limiter  *clientLimiter // nil: no rate limit
+	site     *web.Renderer
 
 	mu      sync.Mutex
 	details map[string]string
@@ -209,6 +216,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if s.limiter, err = newClientLimiter(cfg.RateLimit, time.Now); err != nil {
 		return nil, err
 	}
+	s.minScore = max(-1, min(cfg.MinScore, 100))
 	s.keywordWeight = query.DefaultKeywordWeight
 	if r := cfg.SemanticRatio; r > 0 && r <= 1 {
 		// hybrid.Request reads a zero weight as its default: a ratio of 1

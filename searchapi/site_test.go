@@ -52,7 +52,9 @@ func siteRecords(t testing.TB) []normalize.Record {
 // config (nil: no federation).
 func newSiteFixture(t testing.TB, mut func(*Config)) *fixture {
 	t.Helper()
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder",
+	// No cut-off: the page's tests are about facets, paging and shapes on a
+	// small catalog; relevance_test.go tests the cut-off.
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow },
 		Crawl: func() CrawlInfo { return siteCrawl }}
 	return serveRecords(t, "site", siteRecords(t), nil, nil, cfg, mut)

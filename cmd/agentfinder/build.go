@@ -179,6 +179,7 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		Meili:          client,
 		Federation:     s.fed,
 		SemanticRatio:  s.opts.semanticRatio,
+		MinScore:       configMinScore(s.opts.minScore),
 		PageTokenKey:   tokenKey,
 		Version:        version,
 		ReadyDetails:   map[string]string{"embeddings": "on"},
@@ -200,4 +201,16 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		cfg.Supervisor = s.managed
 	}
 	return searchapi.New(cfg, s.log)
+}
+
+// configMinScore maps --min-score (-1 the model's default, 0 none, else
+// the cut-off) to searchapi.Config.MinScore (0 the model's, -1 none).
+func configMinScore(flag int) int {
+	switch flag {
+	case -1:
+		return 0
+	case 0:
+		return -1
+	}
+	return flag
 }

@@ -137,6 +137,10 @@ func newE2EOn(t *testing.T, web *fixtures.Web, seeds []string) *e2e {
 		"--allow-private",
 		"--port-map", fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
 		"--no-embeddings",
+		// No cut-off: these tests probe indexing, federation and the admin
+		// API with searches on a few entries, not their relevance
+		// (searchapi's relevance tests cover the cut-off).
+		"--min-score", "0",
 		"--federation-budget", "500ms",
 		"--log-level", "debug",
 		"--shutdown-timeout", "3s",

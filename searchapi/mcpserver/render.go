@@ -8,12 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// WeakScore is the score below which a result is not a good match: when
-// the best result scores under it, the search tool's text says plainly that
-// nothing matches well instead of listing weak hits (the structured content
-// still carries them).
-const WeakScore = 30
-
 // searchAnswer is the part of POST /search's answer the text shows.
 type searchAnswer struct {
 	Results []struct {
@@ -31,6 +25,9 @@ type searchAnswer struct {
 		URL         string `json:"url"`
 	} `json:"referrals"`
 	PageToken string `json:"pageToken"`
+	// Reason says why results is empty when the registry's cut-off left
+	// out every result.
+	Reason string `json:"reason"`
 }
 
 // renderSearch is the compact text of a search answer a model reads.
@@ -41,19 +38,15 @@ func renderSearch(text string, body json.RawMessage) string {
 	}
 	var b strings.Builder
 	switch {
+	case len(a.Results) == 0 && a.Reason != "":
+		fmt.Fprintf(&b, "Nothing in this registry matches %q well enough (%s). Try other words or fewer filters.\n", text, a.Reason)
 	case len(a.Results) == 0:
 		fmt.Fprintf(&b, "Nothing in this registry matches %q. Try other words or fewer filters.\n", text)
-	case a.Results[0].Score < WeakScore:
-		fmt.Fprintf(&b, "Nothing matches %q well: the best of %d results scores %g of 100, too low to rely on. Try other words or fewer filters.\n",
-			text, len(a.Results), a.Results[0].Score)
 	default:
-		fmt.Fprintf(&b, "Results for %q, best first:\n", text)
-		weak := 0
+		// The registry's cut-off already left out what does not match well
+		// (the request's minScore, else the registry's default).
+		fmt.Fprintf(&b, "Results for %q, best first (scores 0-100: about the chance in 100 that it is what was asked for):\n", text)
 		for i, r := range a.Results {
-			if r.Score < WeakScore {
-				weak++
-				continue
-			}
 			name := r.DisplayName
 			if name == "" {
 				name = r.Identifier
@@ -66,9 +59,6 @@ func renderSearch(text string, body json.RawMessage) string {
 				fmt.Fprintf(&b, "   %s\n", d)
 			}
 			fmt.Fprintf(&b, "   source: %s\n", r.Source)
-		}
-		if weak > 0 {
-			fmt.Fprintf(&b, "(%d weaker matches, scoring under %d, not shown.)\n", weak, WeakScore)
 		}
 		if a.PageToken != "" {
 			fmt.Fprintf(&b, "More results: call search again with the same arguments and pageToken %q.\n", a.PageToken)

@@ -64,7 +64,8 @@ var searchSchema = json.RawMessage(`{
 	queryProperties() + `,
     "federation": {"type": "string", "enum": ["auto", "referrals", "none"], "description": "auto (default): also ask other registries; referrals: answer locally and name registries to ask; none: this registry only."},
     "pageSize": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Results per page (default 10)."},
-    "pageToken": {"type": "string", "description": "The pageToken of a previous answer, to get its next page (same text and filters)."}
+    "pageToken": {"type": "string", "description": "The pageToken of a previous answer, to get its next page (same text and filters)."},
+    "minScore": {"type": "number", "minimum": 0, "maximum": 100, "description": "Leave out results scoring below this (0-100, about the chance in 100 that a result is what was asked for). Default: the registry's cut-off; 0 returns every result, however weak."}
   },
   "required": ["text"],
   "additionalProperties": false
@@ -142,6 +143,7 @@ type searchInput struct {
 	Federation string          `json:"federation,omitempty"`
 	PageSize   int             `json:"pageSize,omitempty"`
 	PageToken  string          `json:"pageToken,omitempty"`
+	MinScore   *float64        `json:"minScore,omitempty"`
 }
 
 // apiQuery is the "query" object of POST /search and POST /explore.
@@ -160,10 +162,12 @@ func (in searchInput) request() []byte {
 		Query     apiQuery `json:"query"`
 		PageSize  int      `json:"pageSize,omitempty"`
 		PageToken string   `json:"pageToken,omitempty"`
+		MinScore  *float64 `json:"minScore,omitempty"`
 	}{
 		Query:     apiQuery{Text: in.Text, Type: in.Type, Publisher: in.Publisher, Compliance: in.Compliance, Filter: in.Filter, Federation: in.Federation},
 		PageSize:  in.PageSize,
 		PageToken: in.PageToken,
+		MinScore:  in.MinScore,
 	})
 	return b
 }
