@@ -7,15 +7,17 @@
 # informative term, semantic ratio 0.8) and a keyword-only one
 # (--no-embeddings: the same term fusion without the vector), waits until
 # both have crawled and indexed every entry, then scores each with the set's
-# scorer (fixtures/relevance/score: Recall@1/5/10, MRR@10, nDCG@10, latency),
-# one after the other so their latencies do not compete. Needs bash, go and
+# scorer (fixtures/relevance/score: Recall@1/5/10, MRR@10, nDCG@10, the
+# top-1 score AUC, off-catalog requests left empty, latency) with the
+# cut-off on and off, one after the other so their latencies do not
+# compete, and ends with the latency the relevance stage adds. Needs bash, go and
 # node; `make eval` builds, fetches the model and installs Meilisearch first.
 #
 # Environment: AGENTFINDER_RELEVANCE_DIR (default fixtures/relevance),
 # AGENTFINDER_MODEL_DIR (default ./.cache/model), EVAL_TIMEOUT seconds to wait
 # for indexing (default 300), EVAL_EXTRA_ARGS extra serve flags for the
 # default run (e.g. "--semantic-ratio 0.7"), EVAL_INPROCESS=0 to skip the
-# in-process harness that ends the report.
+# in-process harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/fixtures-lib.sh
@@ -65,7 +67,7 @@ start_serve() { # name port extra-args...
 	shift 2
 	mkdir -p "$WORK/$name"
 	"$BIN" serve --addr "127.0.0.1:$port" --data-dir "$WORK/$name" --index "eval_${name}_$SUFFIX" \
-		--meili-url "$MEILI_URL" --model-dir "$MODEL_DIR" --schedule "@every 24h" \
+		--meili-url "$MEILI_URL" --model-dir "$MODEL_DIR" --schedule "@every 24h" --rate-limit 0 \
 		"$@" "${FIX_ARGS[@]}" >"$WORK/$name.log" 2>&1 &
 	PIDS+=($!)
 }
@@ -109,11 +111,17 @@ if grep -qi "keyword search only\|model files" "$WORK/hybrid.log"; then
 	grep -i "keyword search only\|model files" "$WORK/hybrid.log" | head -3 >&2
 fi
 
-# 4. Score, one configuration at a time.
+# 4. Score, one configuration at a time: with the server's default cut-off
+# (and the off-catalog requests, which should come back empty), then with
+# the cut-off off (minScore 0: every request has a first result, the top-1
+# score AUC compares them all).
 score() { # title port
 	echo
 	echo "== $1"
-	"$SCORE" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10
+	"$SCORE" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --warmup 10 \
+		--off-catalog "$REL/offcatalog.jsonl"
+	echo "-- the same with the cut-off off (minScore 0)"
+	"$SCORE" --url "http://127.0.0.1:$2/search" --queries "$REL/dev_queries.jsonl" --k 10 --min-score 0
 }
 score "default: embeddings + query rewriting (term fusion, semantic ratio 0.8) ${EVAL_EXTRA_ARGS:-}" "$PORT_H"
 score "keyword only (--no-embeddings: term fusion without the vector)" "$PORT_K"
@@ -128,3 +136,11 @@ if [[ "${EVAL_INPROCESS:-1}" == "1" ]]; then
 	AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$REL" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
 		"${GO:-go}" test -count=1 -run TestRelevanceEval -v ./searchapi/query 2>&1 | grep -E '^(index|entry|query embedding)' || true
 fi
+
+# 6. What the relevance stage (re-ranking and scoring, searchapi/score)
+# adds to a search, measured against the ranking before it in the same run
+# (searchapi/relevance_eval_test.go).
+echo
+echo "== latency of the relevance stage (same run, alternating)"
+AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$(cd "$REL" && pwd)" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
+	"${GO:-go}" test -count=1 -run TestRelevanceLatency -v ./searchapi 2>&1 | grep -E '^relevance stage' || true
