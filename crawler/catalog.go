@@ -89,12 +89,13 @@ func (s *session) catalog(ctx context.Context, t task) {
 	s.mu.Lock()
 	s.report.Catalogs = append(s.report.Catalogs, CatalogReport{
 		URL: cr.Catalog, Via: cr.Via, Path: cr.Path, Status: cr.Status, Reason: cr.Reason, Error: cr.Error,
-		Records: len(cr.Records), Problems: nonNil(cr.Problems), MaxAge: cr.MaxAge,
+		Records: len(cr.Records), Problems: nonNil(cr.Problems), MaxAge: cr.MaxAge, Refresh: refreshOf(&cr, s.c.cfg.Now()),
 	})
 	for _, r := range cr.Registries {
 		if r.URL != "" {
 			s.report.Registries = append(s.report.Registries, Registry{
 				URL: r.URL, Via: RegistryViaCatalog, Catalog: cr.Catalog, Identifier: r.Identifier, DisplayName: r.DisplayName,
+				Description: r.Description, Tags: r.Tags,
 			})
 		}
 	}

@@ -14,13 +14,11 @@ package crawler
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,18 +75,9 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("crawler config: read ca file: %w", err)
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("crawler config: ca file %s: no PEM certificates", cfg.CAFile)
-		}
+	pool, err := CertPool(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("crawler config: %w", err)
 	}
 	res := newResolver(cfg.DNSServer)
 	d := &dialer{

@@ -30,6 +30,29 @@ type CatalogReport struct {
 	// MaxAge is the refresh hint from Cache-Control max-age (0 if none);
 	// the scheduler may use it. JSON: whole seconds, omitted when zero.
 	MaxAge time.Duration `json:"-"`
+	// Refresh is the soonest refresh the catalog asks for: MaxAge or the
+	// time until the first of its records expires, whichever comes first
+	// (0 if none; a failed catalog asks for none). Not in JSON.
+	Refresh time.Duration `json:"-"`
+}
+
+// refreshOf is CatalogReport.Refresh of res at now.
+func refreshOf(res *normalize.CatalogResult, now time.Time) time.Duration {
+	if res.Status == normalize.StatusFailed {
+		return 0
+	}
+	soon := max(res.MaxAge, 0)
+	for _, r := range res.Records {
+		if r.ExpiresAt == "" {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339, r.ExpiresAt); err == nil && at.After(now) {
+			if d := at.Sub(now); soon == 0 || d < soon {
+				soon = d
+			}
+		}
+	}
+	return soon
 }
 
 // MarshalJSON writes MaxAge as "maxAge" in seconds.
@@ -51,6 +74,9 @@ type Registry struct {
 	Catalog     string `json:"catalog,omitempty"` // listing catalog, for Via "catalog"
 	Identifier  string `json:"identifier,omitempty"`
 	DisplayName string `json:"displayName,omitempty"`
+	// Description and Tags of the catalog entry, for ranking referrals.
+	Description string   `json:"-"`
+	Tags        []string `json:"-"`
 }
 
 // Registry.Via values.

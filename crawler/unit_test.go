@@ -3,9 +3,12 @@ package crawler
 import (
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 func TestAgentmapLines(t *testing.T) {
@@ -146,7 +149,36 @@ func TestReportFinishDedupesRegistries(t *testing.T) {
 		{URL: "https://a.test/", Via: RegistryViaDNS},
 		{URL: "https://b.test/", Via: RegistryViaCatalog},
 	}
-	if !slices.Equal(r.Registries, want) || r.Totals.Registries != len(want) {
+	if !reflect.DeepEqual(r.Registries, want) || r.Totals.Registries != len(want) {
 		t.Errorf("registries %+v (total %d), want %+v", r.Registries, r.Totals.Registries, want)
+	}
+}
+
+// TestRefreshOf: a catalog's refresh is the sooner of its max-age and its
+// first record's expiry; expired or unreadable expiries and failed fetches
+// ask for none.
+func TestRefreshOf(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ok := normalize.CatalogResult{Status: normalize.StatusOK, MaxAge: 30 * time.Minute, Records: []normalize.Record{
+		{Identifier: "urn:ai:a.test:agent:x", ExpiresAt: now.Add(10 * time.Minute).Format(time.RFC3339)},
+		{Identifier: "urn:ai:a.test:agent:old", ExpiresAt: now.Add(-time.Hour).Format(time.RFC3339)}, // expired: no hint
+		{Identifier: "urn:ai:a.test:agent:bad", ExpiresAt: "soon"},
+	}}
+	tests := []struct {
+		name string
+		res  normalize.CatalogResult
+		want time.Duration
+	}{
+		{"nearest expiresAt", ok, 10 * time.Minute},
+		{"failed fetch", normalize.CatalogResult{Status: normalize.StatusFailed, MaxAge: time.Minute}, 0},
+		{"max-age of a 304", normalize.CatalogResult{Status: normalize.StatusNotModified, MaxAge: 2 * time.Minute}, 2 * time.Minute},
+		{"nothing asked", normalize.CatalogResult{Status: normalize.StatusOK}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := refreshOf(&tc.res, now); got != tc.want {
+				t.Fatalf("refreshOf = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

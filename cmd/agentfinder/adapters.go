@@ -3,30 +3,36 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"sync"
-	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/ingest/embed"
+	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/scheduler"
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // seedCrawler adapts the crawler to the scheduler: one seed per crawl, the
-// report summarised for scheduling, registries handed to the book.
+// report summarised for scheduling, its registries handed to learn. Both
+// come from the crawl report only.
 type seedCrawler struct {
 	crawler *crawler.Crawler
-	tap     *refreshTap
 	learn   func([]crawler.Registry)
 }
 
 func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result, error) {
-	ctx, expiry := a.tap.watch(ctx)
 	rep, err := a.crawler.Crawl(ctx, []string{seed})
 	if rep == nil {
 		return scheduler.Result{}, err
 	}
+	a.learn(rep.Registries)
+	return summarize(rep), err
+}
+
+// summarize is what the scheduler needs of a crawl report: counts and the
+// soonest refresh any catalog asked for.
+func summarize(rep *crawler.Report) scheduler.Result {
 	res := scheduler.Result{
 		Catalogs:    rep.Totals.Catalogs,
 		Succeeded:   rep.Totals.OK + rep.Totals.NotModified,
@@ -35,85 +41,23 @@ func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result,
 		Report:      rep,
 	}
 	for _, c := range rep.Catalogs {
-		if c.MaxAge > 0 && (res.Refresh == 0 || c.MaxAge < res.Refresh) {
-			res.Refresh = c.MaxAge
+		if c.Refresh > 0 && (res.Refresh == 0 || c.Refresh < res.Refresh) {
+			res.Refresh = c.Refresh
 		}
 	}
-	if d := expiry.soonest(); d > 0 && (res.Refresh == 0 || d < res.Refresh) {
-		res.Refresh = d
-	}
-	a.learn(rep.Registries)
-	return res, err
+	return res
 }
 
-// refreshTap passes results to the sink and, for the crawl whose context
-// it marked, notes the soonest expiresAt and max-age among them.
-type refreshTap struct {
-	sink crawler.Sink
-	now  func() time.Time
-	book *federation.Book
-}
-
-type tapKey struct{}
-
-// expiryWatch collects the soonest refresh a crawl's catalogs ask for.
-type expiryWatch struct {
-	mu   sync.Mutex
-	soon time.Duration
-}
-
-func (w *expiryWatch) note(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	w.mu.Lock()
-	if w.soon == 0 || d < w.soon {
-		w.soon = d
-	}
-	w.mu.Unlock()
-}
-
-func (w *expiryWatch) soonest() time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.soon
-}
-
-func (t *refreshTap) watch(ctx context.Context) (context.Context, *expiryWatch) {
-	w := &expiryWatch{}
-	return context.WithValue(ctx, tapKey{}, w), w
-}
-
-// Put notes refresh hints and registries, and forwards res.
-func (t *refreshTap) Put(ctx context.Context, res normalize.CatalogResult) error {
-	if len(res.Registries) > 0 && t.book != nil {
-		t.book.AddFromRecords(res.Registries)
-	}
-	if w, ok := ctx.Value(tapKey{}).(*expiryWatch); ok && res.Status != normalize.StatusFailed {
-		w.note(res.MaxAge)
-		now := t.now()
-		for _, r := range res.Records {
-			if r.ExpiresAt == "" {
-				continue
-			}
-			if at, err := time.Parse(time.RFC3339, r.ExpiresAt); err == nil && at.After(now) {
-				w.note(at.Sub(now))
-			}
-		}
-	}
-	return t.sink.Put(ctx, res)
-}
-
-// Holds passes the crawler's question on to the sink (see crawler.Holder),
-// so a validator is used and kept only once ingest wrote the catalog.
-func (t *refreshTap) Holds(catalog string) bool {
-	h, ok := t.sink.(crawler.Holder)
-	return !ok || h.Holds(catalog)
-}
-
+// Compile-time checks of what serve wires.
 var (
-	_ crawler.Holder = (*refreshTap)(nil)
-	_ crawler.Holder = (*ingest.Indexer)(nil)
+	_ crawler.Sink         = (*ingest.Indexer)(nil)
+	_ crawler.Holder       = (*ingest.Indexer)(nil)
+	_ scheduler.Crawler    = (*seedCrawler)(nil)
+	_ scheduler.Persister  = validatorState{}
+	_ ingest.Embedder      = (*embed.Model)(nil)
+	_ searchapi.Embedder   = (*embed.Model)(nil)
+	_ searchapi.Supervisor = (*meili.Managed)(nil)
+	_ federation.Searcher  = (*federation.Federator)(nil)
 )
 
 // validatorState persists the crawler's conditional-GET validators in the

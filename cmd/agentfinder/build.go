@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest/embed"
+	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
@@ -100,9 +103,9 @@ func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
 		TokenKey:        tokenKey,
 	}
 	if o.caFile != "" {
-		pool, err := certPool(o.caFile)
+		pool, err := crawler.CertPool(o.caFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--ca-file: %w", err)
 		}
 		cfg.RootCAs = pool
 	}
@@ -129,15 +132,22 @@ func (s *server) reloadUpstreams() error {
 }
 
 // learnRegistries puts the registries a crawl reported into the book:
-// _search._agents DNS records here; catalog entries are added by the tap as
-// their records pass.
+// those _search._agents DNS records named and the registry entries of
+// catalogs.
 func (s *server) learnRegistries(regs []crawler.Registry) {
+	learn(s.fed.Book(), regs, s.log)
+}
+
+func learn(book *federation.Book, regs []crawler.Registry, log *slog.Logger) {
 	for _, r := range regs {
-		if r.Via != crawler.RegistryViaDNS {
-			continue
-		}
-		if err := s.fed.Book().AddDNS(r.Domain, r.URL); err != nil {
-			s.log.Warn("dns registry skipped", "domain", r.Domain, "url", r.URL, "err", err)
+		switch r.Via {
+		case crawler.RegistryViaDNS:
+			if err := book.AddDNS(r.Domain, r.URL); err != nil {
+				log.Warn("dns registry skipped", "domain", r.Domain, "url", r.URL, "err", err)
+			}
+		case crawler.RegistryViaCatalog:
+			book.AddFromRecords([]normalize.Record{{Identifier: r.Identifier, DisplayName: r.DisplayName,
+				Description: r.Description, Tags: r.Tags, Type: normalize.TypeAIRegistry, URL: r.URL}})
 		}
 	}
 }

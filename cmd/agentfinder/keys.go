@@ -5,28 +5,11 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 )
-
-// certPool is the system roots plus the PEM certificates in file.
-func certPool(file string) (*x509.CertPool, error) {
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--ca-file: %w", err)
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--ca-file %s: no PEM certificates", file)
-	}
-	return pool, nil
-}
 
 // secretKey returns the key in <data-dir>/<name>, creating it (32 random
 // bytes, hex, 0600) on first use, so page tokens survive restarts. Replicas

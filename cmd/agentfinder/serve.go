@@ -372,8 +372,7 @@ func (s *server) pageTokenKey() ([]byte, error) {
 func (s *server) buildCrawl(ccfg crawler.Config) error {
 	o := s.opts
 	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
-	tap := &refreshTap{sink: s.indexer, now: time.Now, book: s.fed.Book()}
-	cr, err := crawler.New(ccfg, tap, s.log)
+	cr, err := crawler.New(ccfg, s.indexer, s.log)
 	if err != nil {
 		return err
 	}
@@ -389,7 +388,7 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		Extra:       validatorState{cr},
 		Logger:      s.log,
 		Metrics:     s.metrics,
-	}, &seedCrawler{crawler: cr, tap: tap, learn: s.learnRegistries})
+	}, &seedCrawler{crawler: cr, learn: s.learnRegistries})
 	return err
 }
 
