@@ -101,14 +101,7 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 		return 1
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error struct{ Code, Message, CorrelationID string } `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-			fmt.Fprintf(stderr, "agentfinder search: %s: %s (%s, correlation id %s)\n", resp.Status, e.Error.Message, e.Error.Code, e.Error.CorrelationID)
-		} else {
-			fmt.Fprintf(stderr, "agentfinder search: %s: %s\n", resp.Status, truncate(string(raw), 300))
-		}
+		printAPIError(stderr, resp.Status, raw)
 		return 1
 	}
 	if *asJSON {
@@ -123,6 +116,19 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 		return 1
 	}
 	return 0
+}
+
+// printAPIError says what an error answer of the API says: its error
+// object when it has one, else the start of the body.
+func printAPIError(stderr io.Writer, status string, raw []byte) {
+	var e struct {
+		Error struct{ Code, Message, CorrelationID string } `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
+		fmt.Fprintf(stderr, "agentfinder search: %s: %s (%s, correlation id %s)\n", status, e.Error.Message, e.Error.Code, e.Error.CorrelationID)
+		return
+	}
+	fmt.Fprintf(stderr, "agentfinder search: %s: %s\n", status, truncate(string(raw), 300))
 }
 
 // searchResponse is the part of a POST /search response the table shows.
