@@ -60,7 +60,7 @@ watchdog() {
 FIX_OUT="$DATA/fixtures.out"
 : >"$FIX_OUT"
 rm -f "$ENV_FILE"
-"${DETACH[@]}" "$BIN" fixtures --json --env-file "$ENV_FILE" >"$FIX_OUT" 2>"$DATA/fixtures.log" &
+"${DETACH[@]}" "$BIN" fixtures --json --demo --env-file "$ENV_FILE" >"$FIX_OUT" 2>"$DATA/fixtures.log" &
 FIX_PID=$!
 watchdog "$FIX_PID"
 wait_fixtures "$FIX_PID" "$FIX_OUT" "$DATA/fixtures.log" run

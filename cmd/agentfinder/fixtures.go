@@ -40,6 +40,7 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
 	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
 	envFile := fs.String("env-file", "", "also write the crawler's settings for this web to `PATH`, a file a shell can source (AGENTFINDER_DNS_SERVER, _CA_FILE, _PORT_MAP, _ALLOW_PRIVATE, _SEED); removed on exit")
+	demo := fs.Bool("demo", false, "leave the world's test-only publishers (broken, spoofed, changing and catch-all catalogs) out of the seeds printed (make run)")
 	verbose := fs.Bool("verbose", false, "log every request to stderr")
 	fs.BoolVar(verbose, "v", false, "short for --verbose")
 	// The fixture web is a test tool: its flags read no environment (the
@@ -74,12 +75,16 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer web.Close()
 
+	seeds := web.Seeds()
+	if *demo {
+		seeds = web.DemoSeeds()
+	}
 	info := fixturesInfo{
 		DNSServer:    web.DNSAddr,
 		CAFile:       web.CAFile,
 		HTTPSPort:    web.HTTPSPort,
 		HTTPPort:     web.HTTPPort,
-		Seeds:        web.Seeds(),
+		Seeds:        seeds,
 		HostileSeeds: web.HostileSeeds(),
 		Flags: []string{
 			"--dns-server=" + web.DNSAddr,
