@@ -179,10 +179,25 @@ type orNode struct{ kids []fnode }
 type notNode struct{ kid fnode }
 type cmpNode struct {
 	field string
-	op    string // = != : < <= > >= in
+	op    cmpOp
 	vals  []string
 	pos   int
 }
+
+// cmpOp is a comparison of the filter language.
+type cmpOp string
+
+// Comparisons; the ordering ones are spelled as in Meilisearch's filters.
+const (
+	opEq    cmpOp = "="
+	opColon cmpOp = ":" // same as =
+	opNe    cmpOp = "!="
+	opLt    cmpOp = "<"
+	opLe    cmpOp = "<="
+	opGt    cmpOp = ">"
+	opGe    cmpOp = ">="
+	opIn    cmpOp = "in"
+)
 
 func (andNode) isNode() {}
 func (orNode) isNode()  {}
@@ -351,7 +366,7 @@ func (p *parser) restriction() (fnode, error) {
 				return nil, invalid("filter: expected ',' or the end of the IN list at offset %d", sep.pos)
 			}
 		}
-		return cmpNode{field: f.text, op: "in", vals: vals, pos: f.pos}, nil
+		return cmpNode{field: f.text, op: opIn, vals: vals, pos: f.pos}, nil
 	}
 	op := p.next()
 	if op.kind != tOp {
@@ -361,7 +376,7 @@ func (p *parser) restriction() (fnode, error) {
 	if v.kind != tWord && v.kind != tString {
 		return nil, invalid("filter: expected a value after %s at offset %d", op.text, v.pos)
 	}
-	return cmpNode{field: f.text, op: op.text, vals: []string{v.text}, pos: f.pos}, nil
+	return cmpNode{field: f.text, op: cmpOp(op.text), vals: []string{v.text}, pos: f.pos}, nil
 }
 
 // filterAliases are other names the filter language accepts for fields of
@@ -439,13 +454,13 @@ func translateCmp(c cmpNode) (string, error) {
 			ts = append(ts, strconv.FormatInt(t, 10))
 		}
 		switch c.op {
-		case "=", ":":
+		case opEq, opColon:
 			return spec.Field + " = " + ts[0], nil
-		case "!=":
+		case opNe:
 			return spec.Field + " != " + ts[0], nil
-		case "<", "<=", ">", ">=":
-			return spec.Field + " " + c.op + " " + ts[0], nil
-		case "in":
+		case opLt, opLe, opGt, opGe:
+			return spec.Field + " " + string(c.op) + " " + ts[0], nil
+		case opIn:
 			return spec.Field + " IN [" + strings.Join(ts, ", ") + "]", nil
 		}
 	case normalize.KindBool:
@@ -457,11 +472,11 @@ func translateCmp(c cmpNode) (string, error) {
 			bs = append(bs, v)
 		}
 		switch c.op {
-		case "=", ":":
+		case opEq, opColon:
 			return spec.Field + " = " + bs[0], nil
-		case "!=":
+		case opNe:
 			return spec.Field + " != " + bs[0], nil
-		case "in":
+		case opIn:
 			return spec.Field + " IN [" + strings.Join(bs, ", ") + "]", nil
 		}
 	default:
@@ -472,11 +487,11 @@ func translateCmp(c cmpNode) (string, error) {
 			return eqExpr(spec.Field, v)
 		}
 		switch c.op {
-		case "=", ":":
+		case opEq, opColon:
 			return one(vals[0]), nil
-		case "!=":
+		case opNe:
 			return "NOT (" + one(vals[0]) + ")", nil
-		case "in":
+		case opIn:
 			if spec.Kind == normalize.KindType {
 				var all []string
 				for _, v := range vals {
