@@ -2,6 +2,7 @@ package searchapi
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -91,7 +92,7 @@ func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) 
 		return nil, 0, 0, invalid("skip must be 0 or more and skip + top at most %d", maxPageSize)
 	}
 	q.PageSize = skip + top
-	for _, name := range sortedKeys(req.Filters) {
+	for _, name := range slices.Sorted(maps.Keys(req.Filters)) {
 		key, ok := haidipFilters[name]
 		if !ok {
 			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, authentication, provider, tags, protocols, type)", name)
@@ -160,7 +161,7 @@ var listShorthands = map[string]string{"capability": "capability", "language": "
 // every capability, any of the languages.
 func shorthandExpr(values map[string][]string) (string, error) {
 	var parts []string
-	for _, name := range sortedKeys(listShorthands) {
+	for _, name := range slices.Sorted(maps.Keys(listShorthands)) {
 		var vals []string
 		for _, v := range values[name] {
 			vals = append(vals, strings.Split(v, ",")...)

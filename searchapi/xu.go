@@ -2,6 +2,7 @@ package searchapi
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -145,7 +146,7 @@ func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupporte
 	}
 	q.setPreferredTags(req.PreferredTags)
 	appliedConstraints := map[string]any{}
-	for _, k := range sortedKeys(req.Constraints) {
+	for _, k := range slices.Sorted(maps.Keys(req.Constraints)) {
 		set, ok := xuConstraints[k]
 		if !ok {
 			unsupportedFilters = append(unsupportedFilters, k)
@@ -162,15 +163,6 @@ func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupporte
 		applied["constraints"] = appliedConstraints
 	}
 	return q, applied, unsupportedFilters, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
