@@ -209,6 +209,8 @@ type session struct {
 	c   *Crawler // its cfg, log and res serve every crawl
 	col *colly.Collector
 	fr  *frontier
+	// pinHost, when set, is the only host redirects may lead to.
+	pinHost string
 
 	hostsMu sync.Mutex
 	hosts   map[string]*hostState       // "scheme://host" -> robots state

@@ -23,11 +23,12 @@ const (
 	kindArtifact
 	kindRobots
 	kindHome
+	kindOwnership // a small text file proving control of a host
 )
 
 func (k kind) accept() string {
 	switch k {
-	case kindRobots:
+	case kindRobots, kindOwnership:
 		return "text/plain, */*;q=0.1"
 	case kindHome:
 		return "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
@@ -163,6 +164,9 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 			return nil, fmt.Errorf("get %s: redirect to %q: %w", u, loc, ErrInvalidURL)
 		}
 		next.Fragment = ""
+		if s.pinHost != "" && !strings.EqualFold(next.Host, s.pinHost) {
+			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrOtherHost)
+		}
 		if seen[next.String()] {
 			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrRedirectLoop)
 		}

@@ -71,6 +71,8 @@ func (k kind) String() string {
 		return "robots"
 	case kindHome:
 		return "home"
+	case kindOwnership:
+		return "ownership"
 	}
 	return "other"
 }
