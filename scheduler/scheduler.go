@@ -122,6 +122,7 @@ type Scheduler struct {
 	seeds    map[string]*seed
 	running  int             // len(inflight)
 	inflight map[string]bool // seeds being crawled, even if removed meanwhile
+	once     map[string]bool // on-demand targets that are not seeds, waiting to run
 	wg       sync.WaitGroup  // in-flight runs
 	wake     chan struct{}
 	saveMu   sync.Mutex // serialises state file writes
@@ -179,6 +180,7 @@ func New(cfg Config, c Crawler) (*Scheduler, error) {
 		log:      cfg.Logger.With("component", "scheduler"),
 		seeds:    map[string]*seed{},
 		inflight: map[string]bool{},
+		once:     map[string]bool{},
 		wake:     make(chan struct{}, 1),
 	}
 	s.interval = intervalOf(sched, cfg.Clock.Now())
@@ -293,30 +295,6 @@ func (s *Scheduler) Reload() error {
 	return nil
 }
 
-// Trigger makes the named seeds (all seeds when none are named) due now,
-// ignoring backoff; a seed already running is not started twice. It returns
-// the seeds it triggered; unknown names are ignored.
-func (s *Scheduler) Trigger(names ...string) []string {
-	s.mu.Lock()
-	var done []string
-	if len(names) == 0 {
-		for name := range s.seeds {
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		if sd, ok := s.seeds[name]; ok {
-			sd.Next = time.Time{}
-			sd.manual = true
-			done = append(done, name)
-		}
-	}
-	s.mu.Unlock()
-	slices.Sort(done)
-	s.poke()
-	return done
-}
-
 func (s *Scheduler) poke() {
 	select {
 	case s.wake <- struct{}{}:
@@ -392,6 +370,11 @@ func (s *Scheduler) untilNext() time.Duration {
 	if s.running >= s.cfg.Concurrency {
 		return wait // a finishing run wakes the loop
 	}
+	for t := range s.once {
+		if !s.inflight[t] {
+			return 0
+		}
+	}
 	for _, sd := range s.seeds {
 		if s.inflight[sd.Seed] {
 			continue
@@ -422,6 +405,17 @@ func (s *Scheduler) startDue(ctx context.Context) []string {
 		return strings.Compare(a.Seed, b.Seed)
 	})
 	var started []string
+	for _, t := range s.dueOnce() {
+		if s.running >= s.cfg.Concurrency {
+			break
+		}
+		delete(s.once, t)
+		s.inflight[t] = true
+		s.running++
+		s.wg.Add(1)
+		started = append(started, t)
+		go s.runSeed(ctx, t, now)
+	}
 	for _, sd := range due {
 		if s.running >= s.cfg.Concurrency {
 			break
@@ -466,8 +460,10 @@ func (s *Scheduler) runSeed(ctx context.Context, name string, start time.Time) {
 	sd, ok := s.seeds[name]
 	delete(s.inflight, name)
 	s.running--
-	if !ok { // removed while running: drop the result
+	if !ok { // an on-demand target, or removed while running: drop the result
 		s.mu.Unlock()
+		log.Info("crawl finished", "outcome", outcome, "catalogs", res.Catalogs, "succeeded", res.Succeeded,
+			"records", res.Records, "took", finish.Sub(start), "err", err)
 		s.poke()
 		return
 	}
