@@ -236,6 +236,9 @@ func (ix *Indexer) add(b *batch, it item) {
 		return
 	}
 	b.results = append(b.results, ix.apply(b, len(b.results), it.res))
+	if it.urgent {
+		b.forced = true
+	}
 }
 
 // apply is the sync rule set for one catalog result.
