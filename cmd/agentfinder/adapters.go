@@ -19,9 +19,15 @@ import (
 type seedCrawler struct {
 	crawler *crawler.Crawler
 	learn   func([]crawler.Registry)
+	// urgent, when set, reports whether an IndexNow ping asked for this
+	// crawl: its results are then written at once (ingest.Urgent).
+	urgent func(seed string) bool
 }
 
 func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result, error) {
+	if a.urgent != nil && a.urgent(seed) {
+		ctx = ingest.Urgent(ctx)
+	}
 	rep, err := a.crawler.Crawl(ctx, []string{seed})
 	if rep == nil {
 		return scheduler.Result{}, err

@@ -26,6 +26,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/scheduler"
 	"github.com/agentfinder/agentfinder/searchapi"
+	"github.com/agentfinder/agentfinder/searchapi/indexnow"
 )
 
 // runServe implements 'agentfinder serve': crawl on a schedule, index, and
@@ -81,6 +82,7 @@ type serveOptions struct {
 	trustedProxies                stringList
 	corsOrigins                   stringList
 	accessLog                     bool
+	indexNow                      indexNowOptions
 	crawlFlags
 }
 
@@ -130,6 +132,7 @@ func serveCLI(o *serveOptions) *cli {
 	fs.DurationVar(&o.delay, "delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
 	fs.IntVar(&o.maxCatalogs, "max-catalogs", 1000, "catalogs fetched per seed at most")
 	fs.BoolVar(&o.noDNS, "no-dns", false, "skip DNS SVCB/TXT discovery")
+	o.indexNow.register(c)
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
 	c.envOnly("AGENTFINDER_ADMIN_TOKEN", "bearer token for POST /admin/crawl and GET /admin/status; without it the admin endpoints are off")
 	return c
@@ -165,6 +168,9 @@ type server struct {
 	handler   http.Handler
 	routes    []string             // every route pattern served, for the OpenAPI coverage test
 	metrics   *prometheus.Registry // served at GET /metrics
+	seeder    *seedCrawler         // the scheduler's crawler
+	indexNow  *indexnow.Handler    // GET/POST /indexnow; nil when off
+	written   writtenHook          // ingest's written catalogs, to indexNow
 
 	embeddings bool     // the embedding model is loaded
 	closers    []func() // what close undoes, in the order build made it
@@ -279,6 +285,9 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if err := s.buildCrawl(ccfg); err != nil {
 		return nil, err
 	}
+	if err := s.buildIndexNow(); err != nil {
+		return nil, err
+	}
 	s.buildHandler(api)
 	s.embeddings = embedder != nil
 	return ln, nil
@@ -337,7 +346,7 @@ func (s *server) loadModel() (*embed.Model, error) {
 
 // buildIndexer starts ingest; close flushes it unless run already did.
 func (s *server) buildIndexer(ctx context.Context, client meilisearch.ServiceManager, embedder *embed.Model) error {
-	icfg := ingest.Config{Index: s.opts.index, Logger: s.log, Metrics: s.metrics}
+	icfg := ingest.Config{Index: s.opts.index, Logger: s.log, Metrics: s.metrics, OnResult: s.written.onResult}
 	if embedder != nil {
 		icfg.Embedder = embedder
 	}
@@ -378,17 +387,18 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 	}
 	s.onClose(func() { cr.Close() })
 	s.crawler = cr
+	s.seeder = &seedCrawler{crawler: cr, learn: s.learnRegistries}
 	s.sched, err = scheduler.New(scheduler.Config{
 		Schedule:    o.schedule,
 		Concurrency: o.crawlWorkers,
 		MinRefresh:  o.minRefresh,
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
-		Seeds:       scheduler.SeedsFrom(o.seeds, o.seedsFile),
+		Seeds:       withPingedSeeds(scheduler.SeedsFrom(o.seeds, o.seedsFile), filepath.Join(o.dataDir, pingedSeedsFile)),
 		Extra:       validatorState{cr},
 		Logger:      s.log,
 		Metrics:     s.metrics,
-	}, &seedCrawler{crawler: cr, learn: s.learnRegistries})
+	}, s.seeder)
 	return err
 }
 
@@ -402,6 +412,10 @@ func (s *server) buildHandler(api *searchapi.Server) {
 	}))
 	if s.opts.adminToken != "" {
 		mux.Handle("/admin/", s.adminHandler(s.opts.adminToken))
+	}
+	if s.indexNow != nil { // public: publishers are not API users
+		mux.Handle("GET /indexnow", s.indexNow)
+		mux.Handle("POST /indexnow", s.indexNow)
 	}
 	mux.Handle("/", api.Handler())
 	s.routes = append(append(s.routes, mux.Patterns()...), api.Routes()...)

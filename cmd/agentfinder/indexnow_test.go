@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+)
+
+const (
+	pingKey   = "e2e-shop-key-0001"
+	otherHost = "e2e-other.test" // not crawled by the registry under test
+	otherKey  = "e2e-other-key-0001"
+)
+
+// ping sends an IndexNow ping (GET when body is nil) and returns the status
+// and the Retry-After header.
+func (e *e2e) ping(q url.Values, body any) (int, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.url("/indexnow?"+q.Encode()), nil)
+	if body != nil {
+		b, _ := json.Marshal(body)
+		req, err = http.NewRequest(http.MethodPost, e.url("/indexnow"), bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatalf("ping: %v", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("Retry-After")
+}
+
+func TestIndexNowPing(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	web.SetFile(e2eHost, "/"+pingKey+".txt", []byte(pingKey+"\n"))
+	web.SetFile(e2eHost, "/mismatch-key-01.txt", []byte("some-other-key\n"))
+	web.SetFile(otherHost, wellKnown, lateCatalog())
+	web.SetFile(otherHost, "/"+otherKey+".txt", []byte(otherKey))
+	web.SetFile(otherHost, "/redirect-key-01.txt", []byte("redirect-key-01"))
+	web.Script(e2eHost, "/redirect-key-01.txt", fixtures.Behavior{Redirect: "https://" + otherHost + "/redirect-key-01.txt"})
+
+	e := newE2EOn(t, web, []string{e2eHost})
+	for i, a := range e.args {
+		if a == "--schedule" {
+			e.args[i+1] = "@every 1h" // only pings make it crawl again
+		}
+	}
+	e.args = append(e.args, "--indexnow-per-minute", "4", "--log-level", "info")
+	e.start()
+	t.Cleanup(e.stop)
+	e.waitFor("the first crawl", 30*time.Second, func() (bool, string) {
+		return e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") != nil, "not indexed yet"
+	})
+	catalogURL := "https://" + e2eHost + wellKnown
+	get := func(u, key string) url.Values { return url.Values{"url": {u}, "key": {key}} }
+
+	// A valid ping: the edited entry is searchable and the removed one gone,
+	// an hour before the schedule would have come back.
+	web.SetFile(e2eHost, wellKnown, shopCatalog(2))
+	if code, _ := e.ping(get(catalogURL, pingKey), nil); code != http.StatusOK {
+		t.Fatalf("valid ping: %d, want 200", code)
+	}
+	e.waitFor("the pinged change", 30*time.Second, func() (bool, string) {
+		got := e.search("platypus reminders")
+		return contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer") &&
+			e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") == nil, strings.Join(got, ",")
+	})
+
+	// Refusals: nothing is crawled for them, and the budget is not spent.
+	before := e.srv.indexer.Stats().Results
+	refusals := []struct {
+		name string
+		q    url.Values
+		body any
+		want int
+	}{
+		{"no key", url.Values{"url": {catalogURL}}, nil, 400},
+		{"bad key format", get(catalogURL, "short"), nil, 422},
+		{"wrong key", get(catalogURL, "wrong-key-0001"), nil, 403},
+		{"key file holds another key", get(catalogURL, "mismatch-key-01"), nil, 403},
+		{"key file redirects to another host", get(catalogURL, "redirect-key-01"), nil, 403},
+		{"key on another host", nil, map[string]any{"host": e2eHost, "key": otherKey,
+			"keyLocation": "https://" + otherHost + "/" + otherKey + ".txt", "urlList": []string{catalogURL}}, 422},
+		{"URL on another host", nil, map[string]any{"host": e2eHost, "key": pingKey,
+			"urlList": []string{"https://" + otherHost + wellKnown}}, 422},
+		{"host not crawled here", get("https://"+otherHost+wellKnown, otherKey), nil, 403},
+		{"not JSON", nil, "[1,2]", 400},
+	}
+	for _, r := range refusals {
+		if code, _ := e.ping(r.q, r.body); code != r.want {
+			t.Errorf("%s: %d, want %d", r.name, code, r.want)
+		}
+	}
+	if e.doc("urn:ai:e2e-late.test:agent:echidna-scheduler") != nil {
+		t.Error("a refused ping for a host not crawled here indexed it")
+	}
+
+	// A ping for a broken catalog: the crawl runs, nothing is lost.
+	web.SetFile(e2eHost, wellKnown, []byte(`{"specVersion": "1.0", "entries": [`))
+	code, _ := e.ping(nil, map[string]any{"host": e2eHost, "key": pingKey, "urlList": []string{catalogURL}})
+	if code != http.StatusOK {
+		t.Fatalf("ping for the broken catalog: %d", code)
+	}
+	e.waitFor("the broken catalog's crawl to be applied", 30*time.Second, func() (bool, string) {
+		return e.srv.indexer.Stats().Results > before, "no result yet"
+	})
+	for _, id := range []string{"urn:ai:e2e-shop.test:agent:quokka-invoicer", "urn:ai:e2e-shop.test:agent:wombat-stocktaker"} {
+		if e.doc(id) == nil {
+			t.Errorf("%s lost to a broken catalog", id)
+		}
+	}
+
+	// A ping for the host itself: discovery runs and finds the fixed catalog.
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	if code, _ := e.ping(get("https://"+e2eHost+"/", pingKey), nil); code != http.StatusOK {
+		t.Fatalf("ping for the host: %d", code)
+	}
+	e.waitFor("the host ping's crawl", 30*time.Second, func() (bool, string) {
+		return e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") != nil, "numbat-courier not back"
+	})
+
+	// A flood: one ping of the budget of 4 is left, the rest get 429.
+	var codes []int
+	for range 6 {
+		code, retry := e.ping(get(catalogURL, pingKey), nil)
+		codes = append(codes, code)
+		if code == http.StatusTooManyRequests {
+			if n, err := strconv.Atoi(retry); err != nil || n < 1 {
+				t.Errorf("429 with Retry-After %q, want whole seconds", retry)
+			}
+		}
+	}
+	if want := []int{200, 429, 429, 429, 429, 429}; !slices.Equal(codes, want) {
+		t.Errorf("flood answered %v, want %v", codes, want)
+	}
+
+	metrics := e.metricsText()
+	for _, want := range []string{
+		`agentfinder_indexnow_rejected_total{reason="key_not_found"} 1`,
+		`agentfinder_indexnow_rejected_total{reason="key_mismatch"} 1`,
+		`agentfinder_indexnow_rejected_total{reason="key_redirect_other_host"} 1`,
+		`agentfinder_indexnow_rejected_total{reason="url_not_on_host"} 2`,
+		`agentfinder_indexnow_rejected_total{reason="unknown_host"} 1`,
+		`agentfinder_indexnow_rate_limited_total 5`,
+		`agentfinder_indexnow_pings_total 18`,
+	} {
+		if !strings.Contains(metrics, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if !strings.Contains(metrics, "agentfinder_indexnow_ping_to_searchable_seconds_count ") ||
+		strings.Contains(metrics, "agentfinder_indexnow_ping_to_searchable_seconds_count 0\n") {
+		t.Error("no ping-to-searchable time observed")
+	}
+}
+
+// metricsText returns GET /metrics.
+func (e *e2e) metricsText() string {
+	e.t.Helper()
+	resp, err := e.client.Get(e.url("/metrics"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
