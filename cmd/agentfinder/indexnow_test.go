@@ -130,8 +130,9 @@ func TestIndexNowPing(t *testing.T) {
 
 	// A ping for the host itself: discovery runs and finds the fixed catalog.
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
-	if code, _ := e.ping(get("https://"+e2eHost+"/", pingKey), nil); code != http.StatusOK {
-		t.Fatalf("ping for the host: %d", code)
+	var out, errOut bytes.Buffer
+	if code := pingMain(t.Context(), []string{"https://" + e2eHost + "/", "--key", pingKey, "--server", e.url("")}, noEnv, &out, &errOut); code != 0 {
+		t.Fatalf("agentfinder ping for the host: exit %d: %s%s", code, out.String(), errOut.String())
 	}
 	e.waitFor("the host ping's crawl", 30*time.Second, func() (bool, string) {
 		return e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") != nil, "numbat-courier not back"
@@ -151,6 +152,12 @@ func TestIndexNowPing(t *testing.T) {
 	if want := []int{200, 429, 429, 429, 429, 429}; !slices.Equal(codes, want) {
 		t.Errorf("flood answered %v, want %v", codes, want)
 	}
+	out.Reset()
+	errOut.Reset()
+	if code := pingMain(t.Context(), []string{catalogURL, "--key", pingKey, "--server", e.url("")}, noEnv, &out, &errOut); code != 1 ||
+		!strings.Contains(errOut.String(), "429") || !strings.Contains(errOut.String(), "retry after") {
+		t.Errorf("agentfinder ping beyond the budget: exit %d, stderr %q; want 1 and the 429 with its Retry-After", code, errOut.String())
+	}
 
 	metrics := e.metricsText()
 	for _, want := range []string{
@@ -159,8 +166,8 @@ func TestIndexNowPing(t *testing.T) {
 		`agentfinder_indexnow_rejected_total{reason="key_redirect_other_host"} 1`,
 		`agentfinder_indexnow_rejected_total{reason="url_not_on_host"} 2`,
 		`agentfinder_indexnow_rejected_total{reason="unknown_host"} 1`,
-		`agentfinder_indexnow_rate_limited_total 5`,
-		`agentfinder_indexnow_pings_total 18`,
+		`agentfinder_indexnow_rate_limited_total 6`,
+		`agentfinder_indexnow_pings_total 19`,
 	} {
 		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("metrics lack %q", want)
@@ -171,6 +178,8 @@ func TestIndexNowPing(t *testing.T) {
 		t.Error("no ping-to-searchable time observed")
 	}
 }
+
+func noEnv(string) (string, bool) { return "", false }
 
 // metricsText returns GET /metrics.
 func (e *e2e) metricsText() string {

@@ -28,6 +28,7 @@ func commands() []command {
 		{"serve", "crawl on a schedule, index, and serve the search API", runServe},
 		{"crawl", "crawl seeds once and index what was found", runCrawl},
 		{"search", "query an Agent Finder server", runSearch},
+		{"ping", "tell a registry that catalogs changed (IndexNow), so it crawls them now", runPing},
 		{"mcp", "serve the MCP tools over stdio from an Agent Finder server", runMCP},
 		{"validate", "check an ai-catalog.json file or URL", runValidate},
 		{"fixtures", "serve the fixture web (HTTPS, HTTP, DNS) on loopback", runFixtures},
