@@ -42,7 +42,7 @@ func TestRelevanceDump(t *testing.T) {
 	var qs []dumpQuery
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "dev_queries.jsonl"), "dev")...)
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "offcatalog.jsonl"), "offcatalog")...)
-	qs = append(qs, trainingNegatives(120)...)
+	qs = append(qs, trainingNegatives(200)...)
 	qs = append(qs, terseRequests(rs.results, 100)...)
 	// Each request twice: with the query vector (the default) and keyword
 	// only (serve --no-embeddings), which has a model of its own.
@@ -257,6 +257,12 @@ func trainingNegatives(n int) []dumpQuery {
 	chat := []string{"hello", "hey how's it going", "thank you so much", "ok", "sure why not", "good night",
 		"what's up", "cool", "sounds good to me", "sorry, wrong window", "test", "hmm", "are you there?",
 		"that's great", "see you later", "oops", "yes please", "wow", "i agree", "who are you"}
+	// Small talk that names an everyday thing: a single word an entry may
+	// hold must not make it a request.
+	frames := []string{"how was your %s", "what is your %s", "i love your %s", "tell me about your %s",
+		"my %s was fine", "have a nice %s", "enjoy your %s", "how's the %s going", "lovely %s, isn't it", "i miss my %s"}
+	things := strings.Fields(`day week weekend morning evening birthday family name age friend dog cat
+		garden holiday sister brother mother father neighbour kitchen chair hobby lunch nap walk`)
 	word := func(min, max int) string {
 		var b strings.Builder
 		for range min + r.IntN(max-min+1) {
@@ -283,7 +289,11 @@ func trainingNegatives(n int) []dumpQuery {
 				parts = append(parts, salad[r.IntN(len(salad))])
 			}
 		default:
-			parts = append(parts, chat[r.IntN(len(chat))])
+			if r.IntN(2) == 0 {
+				parts = append(parts, chat[r.IntN(len(chat))])
+			} else {
+				parts = append(parts, fmt.Sprintf(frames[r.IntN(len(frames))], things[r.IntN(len(things))]))
+			}
 		}
 		out = append(out, dumpQuery{ID: fmt.Sprintf("neg-%03d", i), Kind: "negative", Text: strings.Join(parts, " ")})
 	}

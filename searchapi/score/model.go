@@ -63,17 +63,17 @@ var Default = Model{
 		0.4000, // textCover
 	},
 	Gate: [numConf]float64{
-		-20.9361, // bias
-		0.6591,   // topZ
-		17.3288,  // topSemantic
-		3.0991,   // topCover
-		-0.1464,  // topName
-		2.1065,   // known
-		2.9001,   // terms
-		1.5540,   // topMass
-		6.7343,   // semCover
-		0.9680,   // poolMean
-		9.9583,   // poolSD
+		-20.9997, // bias
+		-0.0148,  // topZ
+		25.3351,  // topSemantic
+		1.7937,   // topCover
+		-0.3262,  // topName
+		1.9797,   // known
+		3.0072,   // terms
+		1.5084,   // topMass
+		4.6598,   // semCover
+		-5.9019,  // poolMean
+		13.8155,  // poolSD
 	},
 	Conf: [numConf]float64{
 		-0.1674, // bias
@@ -89,7 +89,7 @@ var Default = Model{
 		-4.0034, // poolSD
 	},
 	Decay:    2,
-	MinScore: 25,
+	MinScore: 20,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -103,14 +103,14 @@ var KeywordOnly = Model{
 		0.0000, // textCover
 	},
 	Gate: [numConf]float64{
-		-3.2451, // bias
+		-4.1265, // bias
 		0.0000,  // topZ
 		0.0000,  // topSemantic
-		2.1304,  // topCover
-		-1.2716, // topName
-		-1.5152, // known
-		1.7047,  // terms
-		1.7313,  // topMass
+		2.1789,  // topCover
+		-1.0414, // topName
+		-0.5157, // known
+		1.9626,  // terms
+		1.3652,  // topMass
 		0.0000,  // semCover
 		0.0000,  // poolMean
 		0.0000,  // poolSD
