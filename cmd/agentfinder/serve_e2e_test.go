@@ -67,7 +67,7 @@ func lateCatalog() []byte {
 
 // e2e is one serve process under test.
 type e2e struct {
-	t       *testing.T
+	t       testing.TB
 	web     *fixtures.Web
 	meili   *meilitest.Server
 	index   string
@@ -111,7 +111,7 @@ func newE2E(t *testing.T) *e2e {
 }
 
 // newE2EOn prepares a serve of the given seeds of web, on its own index.
-func newE2EOn(t *testing.T, web *fixtures.Web, seeds []string) *e2e {
+func newE2EOn(t testing.TB, web *fixtures.Web, seeds []string) *e2e {
 	t.Helper()
 	m := meilitest.Connect(t)
 	e := &e2e{t: t, web: web, meili: m, index: meilitest.NewIndexName("e2e_serve"), dataDir: t.TempDir(),
