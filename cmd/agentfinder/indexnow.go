@@ -28,7 +28,7 @@ type indexNowOptions struct {
 func (o *indexNowOptions) register(c *cli) {
 	fs := c.fs
 	fs.BoolVar(&o.off, "no-indexnow", false, "turn off the IndexNow endpoint (GET/POST /indexnow), through which publishers get a changed catalog crawled at once")
-	fs.Float64Var(&o.perMinute, "indexnow-per-minute", indexnow.DefaultPerMinute, "IndexNow pings per host and minute that lead to a crawl; more get 429 with Retry-After")
+	fs.Float64Var(&o.perMinute, "indexnow-per-minute", indexnow.DefaultPerMinute, "IndexNow pings per host and minute that lead to a crawl, and key files fetched per host and minute; more get 429 with Retry-After")
 	fs.BoolVar(&o.newHosts, "indexnow-new-hosts", false, "let a verified IndexNow ping for a host this registry does not crawl add the host as a seed (a public engine wants this; an enterprise does not)")
 }
 

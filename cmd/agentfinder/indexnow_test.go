@@ -103,6 +103,9 @@ func TestIndexNowPing(t *testing.T) {
 			"urlList": []string{"https://" + otherHost + wellKnown}}, 422},
 		{"host not crawled here", get("https://"+otherHost+wellKnown, otherKey), nil, 403},
 		{"not JSON", nil, "[1,2]", 400},
+		// Four key files were fetched for this host: the budget of 4 a
+		// minute is spent, so a fifth made-up key is not fetched.
+		{"made-up keys beyond the fetch budget", get(catalogURL, "made-up-key-0005"), nil, 429},
 	}
 	for _, r := range refusals {
 		if code, _ := e.ping(r.q, r.body); code != r.want {
@@ -166,8 +169,8 @@ func TestIndexNowPing(t *testing.T) {
 		`agentfinder_indexnow_rejected_total{reason="key_redirect_other_host"} 1`,
 		`agentfinder_indexnow_rejected_total{reason="url_not_on_host"} 2`,
 		`agentfinder_indexnow_rejected_total{reason="unknown_host"} 1`,
-		`agentfinder_indexnow_rate_limited_total 6`,
-		`agentfinder_indexnow_pings_total 19`,
+		`agentfinder_indexnow_rate_limited_total 7`,
+		`agentfinder_indexnow_pings_total 20`,
 	} {
 		if !strings.Contains(metrics, want+"\n") {
 			t.Errorf("metrics lack %q", want)

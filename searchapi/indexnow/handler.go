@@ -104,6 +104,14 @@ func (h *Handler) verify(ctx context.Context, p *ping) *rejection {
 	if v, ok := h.keys.Get(id); ok && now.Before(v.until) {
 		return v.rej
 	}
+	// Fetching is work for the publisher's server too: a host's key files
+	// are fetched at most at its crawl budget's rate, so a flood of made-up
+	// keys cannot turn this endpoint against it.
+	if wait := h.fetches.take(p.Host, now); wait > 0 {
+		h.m.rateLimited.Inc()
+		return &rejection{status: http.StatusTooManyRequests, reason: "rate_limited",
+			msg: "too many key checks for " + p.Host + ": retry later", retryAfter: wait}
+	}
 	fctx, cancel := context.WithTimeout(ctx, h.cfg.FetchTimeout)
 	defer cancel()
 	body, err := h.cfg.Keys.FetchOwnershipFile(fctx, id.location)

@@ -10,7 +10,7 @@
 // when the key file does not verify (or the host is not one this registry
 // crawls), 422 when a URL or keyLocation is not on the host or the key does
 // not match the protocol's format, 429 (with Retry-After) beyond a host's
-// crawl budget.
+// crawl budget, or its budget of key file fetches.
 //
 // The package owns the protocol, the verified-key cache, the per-host budget
 // and the metrics. Fetching the key file (it needs the network and the
@@ -77,7 +77,8 @@ type Config struct {
 	Crawls Crawls
 	// PerMinute is each host's budget of accepted pings per minute
 	// (default DefaultPerMinute); Burst is how many may come at once
-	// (default PerMinute, at least 1).
+	// (default PerMinute, at least 1). Key file fetches (a key whose
+	// verdict is not cached) have a budget of the same size per host.
 	PerMinute float64
 	Burst     int
 	// VerifiedFor and FailedFor bound how long a key's verdict is cached
@@ -99,7 +100,8 @@ type Handler struct {
 	cfg     Config
 	log     *slog.Logger
 	keys    *lru.Cache[keyID, verdict]
-	budgets *hostBudgets
+	budgets *hostBudgets                  // crawls a host's pings start
+	fetches *hostBudgets                  // a host's key files fetched (verdicts not cached)
 	pending *lru.Cache[string, time.Time] // host -> first ping not yet searchable
 	m       *metrics
 }
@@ -148,12 +150,16 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	fetches, err := newHostBudgets(cfg.PerMinute, cfg.Burst, cfg.MaxHosts)
+	if err != nil {
+		return nil, err
+	}
 	m, err := newMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{cfg: cfg, log: cfg.Logger.With("component", "indexnow"), keys: keys,
-		budgets: budgets, pending: pending, m: m}, nil
+		budgets: budgets, fetches: fetches, pending: pending, m: m}, nil
 }
 
 // ping is one request, in either form.

@@ -26,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "IndexNow pings refused, by reason (bad_request, key_format, url_not_on_host, unknown_host, key_not_found, key_mismatch, key_redirect_other_host, rate_limited, crawl_unavailable)."},
 			[]string{"reason"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentfinder_indexnow_rate_limited_total",
-			Help: "Verified IndexNow pings refused with 429 because their host's crawl budget was spent."}),
+			Help: "IndexNow pings refused with 429 because their host's crawl or key-fetch budget was spent."}),
 		toSearchable: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "agentfinder_indexnow_ping_to_searchable_seconds",
 			Help:    "Time from an accepted IndexNow ping to ingest having written a catalog of its host (searchable).",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}}),
