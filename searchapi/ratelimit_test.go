@@ -87,6 +87,17 @@ func TestFloodAndSlowBodies(t *testing.T) {
 		if got := refused(refusedRateLimited); got != float64(limited) {
 			t.Errorf("refused{rate_limited} = %v, want %d", got, limited)
 		}
+		// A browser over its rate gets the error page, with Retry-After too.
+		req, _ := http.NewRequest(http.MethodGet, f.http.URL+"/?q=weather", nil)
+		req.Header.Set("Accept", "text/html")
+		resp, err := flooder.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("flooding browser: %d %q Retry-After %q, want 429 text/html with Retry-After", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Retry-After"))
+		}
 		// Probes are never limited, even for the flooding client.
 		for _, p := range []string{"/healthz", "/readyz"} {
 			resp, err := flooder.Get(f.http.URL + p)
