@@ -28,6 +28,7 @@ type metrics struct {
 const (
 	refusedRateLimited = "rate_limited" // the client is over its rate
 	refusedBusy        = "busy"         // every request slot is taken
+	refusedClientBusy  = "client_busy"  // the client has its share of slots
 	refusedSlowBody    = "slow_body"    // the body did not arrive in time
 )
 
@@ -71,9 +72,9 @@ func newMetrics(reg prometheus.Registerer, embeddings bool) (*metrics, error) {
 	}
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentfinder_http_refused_total",
-		Help: "API requests refused before they were served, by reason (rate_limited: the client is over its rate; busy: every request slot is taken; slow_body: the body did not arrive in time).",
+		Help: "API requests refused before they were served, by reason (rate_limited: the client is over its rate; busy: every request slot is taken; client_busy: the client has its share of slots in flight; slow_body: the body did not arrive in time).",
 	}, []string{"reason"})
-	for _, r := range []string{refusedRateLimited, refusedBusy, refusedSlowBody} {
+	for _, r := range []string{refusedRateLimited, refusedBusy, refusedClientBusy, refusedSlowBody} {
 		m.refusals.WithLabelValues(r) // present at 0 before the first refusal
 	}
 	if embeddings {

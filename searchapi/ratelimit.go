@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -27,7 +28,9 @@ type RateLimit struct {
 	MaxClients int
 	// TrustedProxies are the peers whose X-Forwarded-For is believed: the
 	// client is the right-most address in it that is not a trusted proxy.
-	// From any other peer, the peer's own address is the client.
+	// From any other peer, the peer's own address is the client. The
+	// per-client in-flight cap (Config.MaxPerClient) names clients the same
+	// way, with or without a rate.
 	TrustedProxies []netip.Prefix
 }
 
@@ -46,9 +49,14 @@ var rateExempt = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": 
 type clientLimiter struct {
 	every   rate.Limit
 	burst   int
-	trusted []netip.Prefix
+	who     clientNamer
 	clients *lru.Cache[netip.Addr, *rate.Limiter]
 	now     func() time.Time
+}
+
+// clientNamer says which client a request comes from.
+type clientNamer struct {
+	trusted []netip.Prefix
 }
 
 // newClientLimiter returns nil (no limit) when cfg.PerSecond is 0.
@@ -69,13 +77,13 @@ func newClientLimiter(cfg RateLimit, now func() time.Time) (*clientLimiter, erro
 	if err != nil {
 		return nil, fmt.Errorf("searchapi: rate limit: %w", err)
 	}
-	return &clientLimiter{every: rate.Limit(cfg.PerSecond), burst: cfg.Burst, trusted: cfg.TrustedProxies, clients: clients, now: now}, nil
+	return &clientLimiter{every: rate.Limit(cfg.PerSecond), burst: cfg.Burst, who: clientNamer{cfg.TrustedProxies}, clients: clients, now: now}, nil
 }
 
 // allow takes a token from the bucket of r's client; when there is none it
 // returns false and how long until there is.
 func (l *clientLimiter) allow(r *http.Request) (bool, time.Duration) {
-	key := clientKey(l.client(r))
+	key := l.who.key(r)
 	lim, ok := l.clients.Get(key)
 	if !ok {
 		fresh := rate.NewLimiter(l.every, l.burst)
@@ -93,16 +101,19 @@ func (l *clientLimiter) allow(r *http.Request) (bool, time.Duration) {
 	return false, time.Duration(missing / float64(l.every) * float64(time.Second))
 }
 
+// key is the client's bucket: clientKey of its address.
+func (c clientNamer) key(r *http.Request) netip.Addr { return clientKey(c.client(r)) }
+
 // client is r's client address: the peer, or, when the peer is a trusted
 // proxy, the right-most X-Forwarded-For address that is not one (the
 // left-most when all are). An address that does not parse ends the walk.
-func (l *clientLimiter) client(r *http.Request) netip.Addr {
+func (c clientNamer) client(r *http.Request) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}
 	}
 	addr := ap.Addr().Unmap()
-	if !l.isTrusted(addr) {
+	if !c.isTrusted(addr) {
 		return addr
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -112,15 +123,15 @@ func (l *clientLimiter) client(r *http.Request) netip.Addr {
 			break
 		}
 		addr = a.Unmap()
-		if !l.isTrusted(addr) {
+		if !c.isTrusted(addr) {
 			break
 		}
 	}
 	return addr
 }
 
-func (l *clientLimiter) isTrusted(a netip.Addr) bool {
-	for _, p := range l.trusted {
+func (c clientNamer) isTrusted(a netip.Addr) bool {
+	for _, p := range c.trusted {
 		if p.Contains(a) {
 			return true
 		}
@@ -144,3 +155,36 @@ func rateLimited(wait time.Duration) *APIError {
 	return &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
 		Message: "too many requests from this client; retry after the time in Retry-After", RetryAfter: wait}
 }
+
+// inFlight caps the API requests each client has in flight, so a few
+// clients with slow searches cannot take every slot. Its map holds only
+// clients with requests in flight.
+type inFlight struct {
+	max int
+	mu  sync.Mutex
+	n   map[netip.Addr]int
+}
+
+// acquire takes one of key's places; false when it has none left.
+func (f *inFlight) acquire(key netip.Addr) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[key] >= f.max {
+		return false
+	}
+	f.n[key]++
+	return true
+}
+
+// release gives back a place acquire took.
+func (f *inFlight) release(key netip.Addr) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[key]--; f.n[key] <= 0 {
+		delete(f.n, key)
+	}
+}
+
+// errClientBusy answers a client that has MaxPerClient requests in flight.
+var errClientBusy = &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+	Message: "too many requests in flight from this client; retry once one has been answered"}

@@ -225,7 +225,7 @@ func TestClientAddress(t *testing.T) {
 			for _, v := range tc.xff {
 				r.Header.Add("X-Forwarded-For", v)
 			}
-			if got := l.client(r).String(); got != tc.want {
+			if got := l.who.client(r).String(); got != tc.want {
 				t.Errorf("client = %s, want %s", got, tc.want)
 			}
 		})
@@ -276,5 +276,27 @@ func TestRateLimitBucket(t *testing.T) {
 	}
 	if l, err := newClientLimiter(RateLimit{}, time.Now); l != nil || err != nil {
 		t.Errorf("zero RateLimit: %v %v, want no limiter", l, err)
+	}
+}
+
+// TestPerClientInFlight: a client with MaxPerClient searches in flight is
+// refused another, while a second client still gets a slot.
+func TestPerClientInFlight(t *testing.T) {
+	emb := &blockingEmbedder{entered: make(chan struct{}, 4), release: make(chan struct{})}
+	f := newFixture(t, func(c *Config) { c.Embedder = emb; c.MaxConcurrent = 8; c.MaxPerClient = 1 })
+	a, b := clientFrom("127.0.0.5"), clientFrom("127.0.0.6")
+	held := make(chan int, 2)
+	go func() { status, _, _ := post(t, a, f.http.URL, "weather"); held <- status }()
+	<-emb.entered // a's first search holds its one place
+	if status, _, code := post(t, a, f.http.URL, "weather"); status != http.StatusTooManyRequests || code != CodeRateLimited {
+		t.Errorf("a's second search in flight: %d %s, want 429 rate_limited", status, code)
+	}
+	go func() { status, _, _ := post(t, b, f.http.URL, "weather"); held <- status }()
+	<-emb.entered // b got a slot of its own
+	close(emb.release)
+	for range 2 {
+		if status := <-held; status != http.StatusOK {
+			t.Errorf("held search: %d", status)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -102,6 +103,11 @@ type Config struct {
 	// refused with 429 rate_limited. A request takes its slot only once its
 	// body is read. 0 means 256.
 	MaxConcurrent int
+	// MaxPerClient bounds the API requests one client (named as for
+	// RateLimit) has in flight; beyond it requests are refused with 429
+	// rate_limited. 0 means MaxConcurrent/8, at least 4 (at most
+	// MaxConcurrent).
+	MaxPerClient int
 	// BodyTimeout bounds the reading of an API request's body (at most 64
 	// KiB); a body still arriving then is answered 408. 0 means 5s.
 	BodyTimeout time.Duration
@@ -151,11 +157,13 @@ type Server struct {
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
 	// minScore is the default cut-off: 0 the model's, -1 none.
-	minScore int
-	mux      *Mux
-	metrics  *metrics       // nil: no metrics
-	limiter  *clientLimiter // nil: no rate limit
-	site     *web.Renderer
+	minScore  int
+	mux       *Mux
+	metrics   *metrics       // nil: no metrics
+	limiter   *clientLimiter // nil: no rate limit
+	who       clientNamer
+	perClient *inFlight
+	site      *web.Renderer
 
 	mu      sync.Mutex
 	details map[string]string
@@ -193,6 +201,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 256
 	}
+	if cfg.MaxPerClient <= 0 {
+		// An eighth of the slots, but never fewer than 4 (or all of a
+		// small server's).
+		cfg.MaxPerClient = min(cfg.MaxConcurrent, max(4, cfg.MaxConcurrent/8))
+	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = defaultBodyTimeout
 	}
@@ -217,6 +230,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.minScore = max(-1, min(cfg.MinScore, 100))
+	s.who = clientNamer{trusted: cfg.RateLimit.TrustedProxies}
+	s.perClient = &inFlight{max: cfg.MaxPerClient, n: map[netip.Addr]int{}}
 	s.keywordWeight = query.DefaultKeywordWeight
 	if r := cfg.SemanticRatio; r > 0 && r <= 1 {
 		// hybrid.Request reads a zero weight as its default: a ratio of 1
@@ -419,18 +434,37 @@ func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.
 			s.writeError(w, r, err)
 			return
 		}
-		select {
-		case s.sem <- struct{}{}:
-			defer func() { <-s.sem }()
-		default:
-			s.metrics.refused(refusedBusy)
-			s.writeError(w, r, errRateLimited)
+		release, err := s.slot(r)
+		if err != nil {
+			s.writeError(w, r, err)
 			return
 		}
+		defer release()
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// slot takes a request slot for r: one of its client's MaxPerClient, then
+// one of the server's MaxConcurrent. release gives both back.
+func (s *Server) slot(r *http.Request) (release func(), err error) {
+	key := s.who.key(r)
+	if !s.perClient.acquire(key) {
+		s.metrics.refused(refusedClientBusy)
+		return nil, errClientBusy
+	}
+	select {
+	case s.sem <- struct{}{}:
+		return func() {
+			<-s.sem
+			s.perClient.release(key)
+		}, nil
+	default:
+		s.perClient.release(key)
+		s.metrics.refused(refusedBusy)
+		return nil, errRateLimited
+	}
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {

@@ -41,14 +41,12 @@ var homeExamples = []string{
 // as HTML pages with the status classify gives them.
 func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case s.sem <- struct{}{}:
-			defer func() { <-s.sem }()
-		default:
-			s.metrics.refused(refusedBusy)
-			s.writeErrorPage(w, r, errRateLimited)
+		release, err := s.slot(r)
+		if err != nil {
+			s.writeErrorPage(w, r, err)
 			return
 		}
+		defer release()
 		if err := h(w, r); err != nil {
 			s.writeErrorPage(w, r, err)
 		}
