@@ -71,3 +71,11 @@ func (s *Scheduler) dueOnce() []string {
 	slices.Sort(due)
 	return due
 }
+
+// Has reports whether name is a seed (as listed, exactly).
+func (s *Scheduler) Has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.seeds[name]
+	return ok
+}

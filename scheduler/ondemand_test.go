@@ -28,10 +28,8 @@ func TestRunNowCrawlsOnceAndFoldsRequests(t *testing.T) {
 	if fc.count(cat) != 1 || fc.count("a.test") != 2 {
 		t.Fatalf("crawls: %s %d, a.test %d; want 1 and 2", cat, fc.count(cat), fc.count("a.test"))
 	}
-	for _, st := range s.Status().Seeds {
-		if st.Seed == cat {
-			t.Fatalf("on-demand target joined the seeds: %+v", st)
-		}
+	if s.Has(cat) || !s.Has("a.test") {
+		t.Fatalf("Has: on-demand target %v, seed %v; want false, true", s.Has(cat), s.Has("a.test"))
 	}
 	if got := runDue(t, s); len(got) != 0 {
 		t.Fatalf("ran %v again without a request", got)

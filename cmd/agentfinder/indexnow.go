@@ -84,33 +84,27 @@ func hostName(host string) string {
 	return strings.ToLower(host)
 }
 
-// seedFor returns the seed that names host itself (a bare domain), or,
-// with anySeed true, any seed on host; "" when none.
-func (p *pingCrawls) seedFor(host string, anySeed bool) string {
-	want := hostName(host)
-	for _, sd := range p.sched.Status().Seeds {
-		s := sd.Seed
-		bare := !strings.Contains(s, "/")
-		if !strings.Contains(s, "://") {
-			s = "https://" + s
-		}
-		u, err := url.Parse(s)
-		if err != nil || strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) != want {
-			continue
-		}
-		if bare || anySeed {
-			return sd.Seed
+// seedFor returns the seed that names host itself (as pinged, or its
+// lower-case name without a port), "" when none. A map lookup: pings must
+// not cost a scan of every seed.
+func (p *pingCrawls) seedFor(host string) string {
+	for _, s := range []string{host, hostName(host)} {
+		if p.sched.Has(s) {
+			return s
 		}
 	}
 	return ""
 }
 
+// known reports whether u is an indexed catalog or a seed itself.
+func (p *pingCrawls) known(u string) bool { return p.held(u) || p.sched.Has(u) }
+
 // Admit implements indexnow.Crawls.
 func (p *pingCrawls) Admit(host string, urls []string) bool {
-	if p.newHosts || p.seedFor(host, true) != "" {
+	if p.newHosts || p.seedFor(host) != "" {
 		return true
 	}
-	return slices.ContainsFunc(urls, p.held)
+	return slices.ContainsFunc(urls, p.known)
 }
 
 // Crawl implements indexnow.Crawls: each URL that is a catalog in the index
@@ -123,8 +117,8 @@ func (p *pingCrawls) Crawl(host string, urls []string) error {
 	var targets []string
 	for _, u := range urls {
 		t := u
-		if !p.held(u) {
-			t = p.seedFor(host, false)
+		if !p.known(u) {
+			t = p.seedFor(host)
 			if t == "" {
 				t = host
 			}
@@ -133,7 +127,7 @@ func (p *pingCrawls) Crawl(host string, urls []string) error {
 			targets = append(targets, t)
 		}
 	}
-	if p.newHosts && p.seedFor(host, true) == "" && !slices.ContainsFunc(urls, p.held) {
+	if p.newHosts && p.seedFor(host) == "" && !slices.ContainsFunc(urls, p.known) {
 		if err := p.addSeed(host); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,4 +196,36 @@ func (e *e2e) metricsText() string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// With --indexnow-new-hosts a verified ping for a host the registry does
+// not crawl makes it a seed (kept in the data directory) and indexes it.
+func TestIndexNowNewHost(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	web.SetFile(otherHost, wellKnown, lateCatalog())
+	web.SetFile(otherHost, "/"+otherKey+".txt", []byte(otherKey))
+	e := newE2EOn(t, web, nil)
+	e.args = append(e.args, "--indexnow-new-hosts", "--log-level", "info")
+	e.start()
+	t.Cleanup(e.stop)
+	if code, _ := e.ping(url.Values{"url": {"https://" + otherHost + "/"}, "key": {"wrong-key-0001"}}, nil); code != http.StatusForbidden {
+		t.Fatalf("new host, wrong key: %d, want 403", code)
+	}
+	if e.srv.sched.Has(otherHost) {
+		t.Fatal("a ping whose key did not verify added a seed")
+	}
+	if code, _ := e.ping(url.Values{"url": {"https://" + otherHost + "/"}, "key": {otherKey}}, nil); code != http.StatusOK {
+		t.Fatalf("new host, valid key: %d, want 200", code)
+	}
+	e.waitFor("the new host's catalog", 30*time.Second, func() (bool, string) {
+		return e.doc("urn:ai:e2e-late.test:agent:echidna-scheduler") != nil, "not indexed"
+	})
+	b, err := os.ReadFile(filepath.Join(e.dataDir, pingedSeedsFile))
+	if err != nil || strings.TrimSpace(string(b)) != otherHost {
+		t.Fatalf("pinged seeds file = %q, %v; want %s", b, err, otherHost)
+	}
 }
