@@ -70,6 +70,14 @@ func (s *session) catalog(ctx context.Context, t task) {
 		links = s.parse(ctx, &cr, t, res)
 	}
 
+	if g := s.groups[t.seed]; len(g) > 0 {
+		for i := range cr.Records {
+			cr.Records[i].Visibility = g
+		}
+		for i := range cr.Registries {
+			cr.Registries[i].Visibility = g
+		}
+	}
 	if cr.Status == normalize.StatusFailed {
 		s.c.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
 	}

@@ -221,6 +221,7 @@ type session struct {
 	mu       sync.Mutex
 	visited  map[string]bool
 	perSeed  map[int]int
+	groups   map[int][]string // seed index -> its groups (normalize.Record.Visibility)
 	report   Report
 	sinkErr  error
 	notFound int
@@ -263,15 +264,22 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 		limited: map[string]*colly.Collector{},
 		visited: map[string]bool{},
 		perSeed: map[int]int{},
+		groups:  map[int][]string{},
 	}
 	stop := context.AfterFunc(ctx, s.fr.close)
 	defer stop()
 
-	for i, seed := range seeds {
-		seed = strings.TrimSpace(seed)
-		if seed == "" {
+	for i, line := range seeds {
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		sd, err := ParseSeed(line)
+		if err != nil {
+			c.log.Error("bad seed", "seed", line, "err", err)
+			continue
+		}
+		seed := sd.Target
+		s.groups[i] = sd.Groups
 		s.report.Totals.Seeds++
 		if !strings.Contains(seed, "://") && strings.Contains(seed, "/") {
 			seed = "https://" + seed // "host/path" names a catalog URL

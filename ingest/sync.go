@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -21,7 +22,7 @@ type docMeta struct {
 
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
-	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims}
+	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -33,6 +34,17 @@ type metaDoc struct {
 	Seq               int64             `json:"seq"`
 	Stale             bool              `json:"stale"`
 	LostClaims        []normalize.Claim `json:"lostClaims"`
+	Visibility        []string          `json:"visibility"`
+}
+
+// claimHash is what decides whether a catalog's record changed: its content
+// hash and, for a record not public, its visibility, so that marking a seed
+// with groups (or unmarking it) rewrites records whose content is the same.
+func claimHash(contentHash string, visibility []string) string {
+	if len(visibility) == 0 {
+		return contentHash
+	}
+	return contentHash + " visibility=" + strings.Join(visibility, ",")
 }
 
 // sourceState is one catalog's fetch health, persisted in <index>_sources.
@@ -100,7 +112,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 func (ix *Indexer) setMeta(m metaDoc) {
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
-		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: m.ContentHash, verified: m.PublisherVerified,
+		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility), verified: m.PublisherVerified,
 			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
 		lost: loadLostClaims(m.LostClaims),
 	})
@@ -330,7 +342,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
 		doc := normalize.NewDocument(rec, now)
-		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: rec.ContentHash,
+		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility),
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
 		ix.settle(b, ri, ar, id, in, &doc)
 	}

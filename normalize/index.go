@@ -35,6 +35,7 @@ const (
 	FieldExpiresAtTs       = "expiresAtTs"
 	FieldContentHash       = "contentHash"
 	FieldLostClaims        = "lostClaims"
+	FieldVisibility        = "visibility"
 )
 
 // EmbedderName names the Meilisearch userProvided embedder holding each
@@ -169,10 +170,15 @@ var SortFields = map[string]string{
 	"indexedAt":   FieldIndexedAtTs,
 }
 
-// FilterableFields returns the index fields of FilterFields and
-// FacetFields, sorted, without repeats.
+// AccessFields are filterable index fields that only the server filters
+// on (the caller's access, and the primary key for a lookup under it),
+// never clients: they are not in FilterFields.
+var AccessFields = []string{FieldID, FieldVisibility}
+
+// FilterableFields returns the index fields of FilterFields, FacetFields
+// and AccessFields, sorted, without repeats.
 func FilterableFields() []string {
-	var out []string
+	out := slices.Clone(AccessFields)
 	for _, f := range FilterFields {
 		out = append(out, f.Field)
 	}

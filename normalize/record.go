@@ -52,6 +52,11 @@ type Record struct {
 	TTL               int64          `json:"ttl,omitempty"`          // seconds the artifact asks to be cached (ADP metadata.ttl)
 	Auth              []string       `json:"auth,omitempty"`         // authentication methods the artifact declares (AuthMethod spellings: api-key, bearer, oauth2, none, ...)
 
+	// Visibility lists the groups that may see the record; empty means
+	// public. The crawler sets it from the seed that led to the catalog
+	// (never from what a publisher wrote); searchapi filters every read by it.
+	Visibility []string `json:"visibility,omitempty"`
+
 	// Provenance.
 	Source      Source    `json:"source"`
 	IndexedAt   time.Time `json:"indexedAt,omitempty"`
