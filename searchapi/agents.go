@@ -3,7 +3,6 @@ package searchapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -69,13 +68,15 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	filter := expr
+	access := accessOf(r.Context())
+	filter := andExpr(expr, accessExpr(access))
 	if !includeStale {
-		filter = andExpr(expr, liveExpr(s.now()))
+		filter = andExpr(filter, liveExpr(s.now()))
 	}
-	// The token is bound to the translated filter, the order, the page size
-	// and includeStale: a token only continues the listing it came from.
-	norm := "agents\x00" + expr + "\x00" + strings.Join(sortRules, ",") + "\x00" + strconv.Itoa(size) + "\x00" + strconv.FormatBool(includeStale)
+	// The token is bound to the translated filter, the order, the page size,
+	// includeStale and the caller's access: a token only continues the
+	// listing it came from.
+	norm := "agents\x00" + expr + "\x00" + strings.Join(sortRules, ",") + "\x00" + strconv.Itoa(size) + "\x00" + strconv.FormatBool(includeStale) + accessKey(access)
 	offset := 0
 	if t := qv.Get("pageToken"); t != "" {
 		if offset, err = s.tokens.decode(norm, t); err != nil {
@@ -144,15 +145,20 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 // record is an *APIError with Code CodeNotFound. Every binding's get-by-id
 // calls this.
 func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.RawMessage, error) {
-	var doc map[string]json.RawMessage
-	err := s.index.GetDocumentWithContext(ctx, normalize.DocID(identifier), &meilisearch.DocumentQuery{}, &doc)
+	// One filtered read, whether the record is missing or hidden from the
+	// caller: the same answer and the same work for both.
+	var docs meilisearch.DocumentsResult
+	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
+		Filter: andExpr(eqExpr(normalize.FieldID, normalize.DocID(identifier)), accessExpr(accessOf(ctx))),
+		Limit:  1,
+	}, &docs)
 	if err != nil {
-		var me *meilisearch.Error
-		if errors.As(err, &me) && (me.StatusCode == http.StatusNotFound) && me.MeilisearchApiError.Code == "document_not_found" {
-			return nil, errNotFound
-		}
 		return nil, err
 	}
+	if len(docs.Results) == 0 {
+		return nil, errNotFound
+	}
+	doc := map[string]json.RawMessage(docs.Results[0])
 	var got string
 	if json.Unmarshal(doc[normalize.FieldIdentifier], &got) != nil || !normalize.SameIdentifier(got, identifier) {
 		return nil, errNotFound // a key collision or a malformed document: never show another record

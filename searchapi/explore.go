@@ -46,6 +46,7 @@ type ardExploreResponse struct {
 // exploreCounts runs /explore's one Meilisearch request: the number of
 // matching records and, per index field, each value's count.
 func (s *Server) exploreCounts(ctx context.Context, q *searchQuery, fields []string) (int64, map[string]map[string]int, error) {
+	q.access = accessOf(ctx)
 	resp, err := s.rawSearch(ctx, s.exploreSearch(q, fields))
 	if err != nil {
 		return 0, nil, err

@@ -35,6 +35,7 @@ func (s *Server) filter(q *searchQuery) string {
 	if q.MaxMetadataAge > 0 {
 		parts = append(parts, sinceExpr(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
 	}
+	parts = append(parts, accessExpr(q.access))
 	return andExpr(parts...)
 }
 
@@ -328,7 +329,7 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) (l
 func (s *Server) fetchPage(ctx context.Context, q *searchQuery, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
 	var also []*meilisearch.SearchRequest
 	if len(q.Facets) > 0 && len(tier) > 0 {
-		also = append(also, s.candidateFacets(tier, q.Facets))
+		also = append(also, s.candidateFacets(tier, q.Facets, q.access))
 	}
 	attrs := searchAttributes
 	if q.Evidence {
@@ -361,14 +362,14 @@ const facetCandidates = 100
 // candidateFacets is the request that counts the values of fields over
 // the best facetCandidates candidates (at least one; filtered to their
 // identifiers, no hits).
-func (s *Server) candidateFacets(candidates []query.Scored, fields []string) *meilisearch.SearchRequest {
+func (s *Server) candidateFacets(candidates []query.Scored, fields []string, access []string) *meilisearch.SearchRequest {
 	candidates = candidates[:min(len(candidates), facetCandidates)]
 	ids := make([]string, len(candidates))
 	for i, c := range candidates {
 		ids[i] = c.ID
 	}
 	zero := int64(0)
-	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: hybrid.In(normalize.FieldIdentifier, ids), Page: 1, HitsPerPage: &zero, Facets: fields}
+	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: andExpr(hybrid.In(normalize.FieldIdentifier, ids), accessExpr(access)), Page: 1, HitsPerPage: &zero, Facets: fields}
 }
 
 // facetCounts decodes the counts candidateFacets asked for. A bad answer is

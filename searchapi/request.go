@@ -116,6 +116,10 @@ type searchQuery struct {
 	// MinScore is the request's own cut-off (0..100); nil leaves the
 	// server's.
 	MinScore *int
+	// access are the caller's groups (accessOf), set by the server from the
+	// verified credential, never from the request: every filter of the
+	// query ANDs accessExpr(access).
+	access []string
 }
 
 // decodeBody reads a JSON request body of at most maxBodyBytes into v and
@@ -415,6 +419,7 @@ func (q *searchQuery) normalized(kind string) string {
 	if q.MinScore != nil {
 		fmt.Fprintf(&b, "\x00min=%d", *q.MinScore)
 	}
+	b.WriteString(accessKey(q.access))
 	return b.String()
 }
 

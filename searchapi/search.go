@@ -49,6 +49,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 // scores and the cut-off, federation and page tokens are decided here and
 // nowhere else. via is the request's Via chain (loop prevention).
 func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*searchAnswer, error) {
+	q.access = accessOf(ctx)
 	norm := q.normalized("search")
 	mode := q.Mode
 	if federation.InChain(via, s.viaName, s.publicURL) {

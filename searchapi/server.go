@@ -138,6 +138,11 @@ type Config struct {
 	// any); preflight requests are answered for them. Empty: no CORS
 	// headers. cmd defaults it to DefaultCORSOrigins.
 	CORSOrigins []string
+	// Auth is who may call the read API (AuthOff when empty); the admin
+	// routes cmd serves have their own token. Verifiers check bearer
+	// credentials, in order (API keys, OIDC tokens).
+	Auth      AuthMode
+	Verifiers []Verifier
 }
 
 // Server serves the Agent Finder API over one index. Create it with New; it
@@ -208,6 +213,12 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = defaultBodyTimeout
+	}
+	if cfg.Auth, err = ParseAuthMode(string(cfg.Auth)); err != nil {
+		return nil, fmt.Errorf("searchapi: %w", err)
+	}
+	if cfg.Auth != AuthOff && len(cfg.Verifiers) == 0 {
+		return nil, errors.New("searchapi: auth " + string(cfg.Auth) + " needs API keys or an OIDC issuer")
 	}
 	s := &Server{
 		cfg:       cfg,
@@ -430,6 +441,11 @@ func validCorrelationID(id string) bool {
 // (so a slow client never holds a slot), then the limit and error mapping.
 func (s *Server) api(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, err := s.authenticate(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		if err := s.bufferBody(w, r); err != nil {
 			s.writeError(w, r, err)
 			return

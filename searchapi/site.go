@@ -41,6 +41,11 @@ var homeExamples = []string{
 // as HTML pages with the status classify gives them.
 func (s *Server) page(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, err := s.authenticate(w, r)
+		if err != nil {
+			s.writeErrorPage(w, r, err)
+			return
+		}
 		release, err := s.slot(r)
 		if err != nil {
 			s.writeErrorPage(w, r, err)
@@ -292,7 +297,7 @@ type indexStatsResult struct {
 // one keyword request.
 func (s *Server) indexStats(ctx context.Context) (indexStatsResult, error) {
 	zero := int64(0)
-	req := s.exploreSearch(&searchQuery{}, []string{normalize.FieldPublisher, normalize.FieldType})
+	req := s.exploreSearch(&searchQuery{access: accessOf(ctx)}, []string{normalize.FieldPublisher, normalize.FieldType})
 	req.HitsPerPage = &zero
 	resp, err := s.rawSearch(ctx, req)
 	if err != nil {
