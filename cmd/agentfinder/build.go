@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,8 +66,15 @@ func defaultPublicURL(a net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
-// reload re-reads the seeds (SIGHUP).
+// reload re-reads the seeds, the upstreams and the API keys (SIGHUP).
 func (s *server) reload() {
+	if s.apiKeys != nil {
+		if err := s.apiKeys.Reload(); err != nil {
+			s.log.Error("reload api keys failed; the keys loaded before stay", "err", err)
+		} else {
+			s.log.Info("api keys reloaded")
+		}
+	}
 	if err := s.sched.Reload(); err != nil {
 		s.log.Error("reload seeds failed", "err", err)
 		return
@@ -178,6 +186,11 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 	if err != nil {
 		return nil, err
 	}
+	mode, keys, verifiers, err := s.opts.auth.verifiers(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	s.apiKeys = keys
 	cfg := searchapi.Config{
 		BodyTimeout:    s.opts.bodyTimeout,
 		RateLimit:      searchapi.RateLimit{PerSecond: s.opts.rateLimit, Burst: s.opts.rateBurst, TrustedProxies: proxies},
@@ -195,6 +208,8 @@ func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, toke
 		ReadyDetails:   map[string]string{"embeddings": "on"},
 		Metrics:        s.metrics,
 		Crawl:          s.crawlInfo,
+		Auth:           mode,
+		Verifiers:      verifiers,
 	}
 	if embedder != nil {
 		cfg.Embedder = embedder

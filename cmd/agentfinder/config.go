@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 )
@@ -405,8 +406,8 @@ type crawlFlags struct {
 // register adds the crawl flags to c.
 func (f *crawlFlags) register(c *cli) {
 	f.netFlags.register(c)
-	c.fs.Var(&f.seeds, "seed", "a `domain or URL` to crawl (repeatable)")
-	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, # comments (re-read on SIGHUP)")
+	c.fs.Var(&f.seeds, "seed", "a `domain or URL` to crawl, optionally followed by groups=a,b (only those groups may see its records; repeatable)")
+	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, optionally followed by groups=a,b; # comments (re-read on SIGHUP)")
 	c.fs.Var(&f.includeHost, "include-host", "only fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.Var(&f.excludeHost, "exclude-host", "never fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.IntVar(&f.concurrency, "crawl-concurrency", 16, "requests in flight across all crawls")
@@ -446,4 +447,22 @@ func loadEmbedder(dir string) (m *embed.Model, note string, err error) {
 		return nil, "", fmt.Errorf("load embedding model: %w", err)
 	}
 	return m, "", nil
+}
+
+// checkedSeeds wraps a seeds loader so that a seed with a bad option (say
+// "groups=" naming no group) fails the load with a clear error instead of
+// being crawled as public.
+func checkedSeeds(load func() ([]string, error)) func() ([]string, error) {
+	return func() ([]string, error) {
+		list, err := load()
+		if err != nil {
+			return nil, err
+		}
+		for _, sd := range list {
+			if _, err := crawler.ParseSeed(sd); err != nil {
+				return nil, err
+			}
+		}
+		return list, nil
+	}
 }

@@ -190,7 +190,7 @@ func (f *crawlFlags) seedList() ([]string, error) {
 		}
 		seeds = append(seeds, more...)
 	}
-	return seeds, nil
+	return checkedSeeds(func() ([]string, error) { return seeds, nil })()
 }
 
 // readSeedsFile reads seeds one per line; blank lines and # comments are skipped.

@@ -26,6 +26,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/scheduler"
 	"github.com/agentfinder/agentfinder/searchapi"
+	"github.com/agentfinder/agentfinder/searchapi/authn"
 	"github.com/agentfinder/agentfinder/searchapi/indexnow"
 )
 
@@ -50,6 +51,7 @@ type serveHooks struct {
 type serveOptions struct {
 	addr, publicURL, registryName string
 	registryDomain                string
+	auth                          authFlags
 	dataDir                       string
 	logFormat, logLevel           string
 	meiliURL, meiliKey, meiliBin  string
@@ -100,6 +102,7 @@ func serveCLI(o *serveOptions) *cli {
 	fs.Var(&o.trustedProxies, "trusted-proxy", "`CIDR` of a reverse proxy whose X-Forwarded-For names the client (repeatable); other peers are the client themselves")
 	fs.StringVar(&o.publicURL, "public-url", "", "public base `URL` of this registry, used as results' source and in the self catalog (default http://<addr>/)")
 	fs.StringVar(&o.registryName, "registry-name", "agentfinder", "registry `name` in urn:ai:<domain>:registry:<name>")
+	o.auth.register(fs)
 	fs.StringVar(&o.registryDomain, "registry-domain", "", "the registry's own `domain` in its identifier and self catalog (default: the --public-url host when it is a domain name, else "+searchapi.DefaultRegistryDomain+")")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "`directory` for scheduler state and the managed Meilisearch")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
@@ -172,9 +175,10 @@ type server struct {
 	indexNow  *indexnow.Handler    // GET/POST /indexnow; nil when off
 	written   writtenHook          // ingest's written catalogs, to indexNow
 
-	embeddings bool     // the embedding model is loaded
-	closers    []func() // what close undoes, in the order build made it
-	flushed    bool     // run flushed ingest: close need not
+	apiKeys    *authn.Keys // --api-keys, reloaded on SIGHUP; nil without
+	embeddings bool        // the embedding model is loaded
+	closers    []func()    // what close undoes, in the order build made it
+	flushed    bool        // run flushed ingest: close need not
 }
 
 func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, stderr io.Writer) int {
@@ -394,7 +398,7 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		MinRefresh:  o.minRefresh,
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
-		Seeds:       withPingedSeeds(scheduler.SeedsFrom(o.seeds, o.seedsFile), filepath.Join(o.dataDir, pingedSeedsFile)),
+		Seeds:       withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.seeds, o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)),
 		Extra:       validatorState{cr},
 		Logger:      s.log,
 		Metrics:     s.metrics,
