@@ -91,3 +91,24 @@ func bearer(h string) (token string, present bool) {
 	}
 	return strings.TrimSpace(rest), true
 }
+
+// authInfo says how this registry's read API authenticates, for the self
+// catalog: {"mode": "off"|"optional"|"required", "scheme": "bearer"}.
+func (s *Server) authInfo() map[string]string {
+	info := map[string]string{"mode": string(s.cfg.Auth)}
+	if s.cfg.Auth != AuthOff {
+		info["scheme"] = "bearer"
+	}
+	return info
+}
+
+// authNote is what the about page says about authentication.
+func (s *Server) authNote() string {
+	switch s.cfg.Auth {
+	case AuthRequired:
+		return "required: every request needs Authorization: Bearer <API key or OIDC token>"
+	case AuthOptional:
+		return "optional: anonymous callers see public entries; Authorization: Bearer <API key or OIDC token> adds your groups' entries"
+	}
+	return "off: every caller sees the public entries"
+}

@@ -219,3 +219,16 @@ func TestAuthRequiredAndRevocation(t *testing.T) {
 		t.Fatalf("after a bad reload: %d", r.StatusCode)
 	}
 }
+
+func TestSelfCatalogSaysAuth(t *testing.T) {
+	f, _, _ := newAuthFixture(t, AuthRequired)
+	var cat struct {
+		Entries []struct {
+			Metadata map[string]map[string]string `json:"metadata"`
+		} `json:"entries"`
+	}
+	f.do("GET", "/.well-known/ai-catalog.json", nil, nil, &cat)
+	if len(cat.Entries) == 0 || cat.Entries[0].Metadata["authentication"]["mode"] != "required" {
+		t.Fatalf("self catalog: %+v", cat.Entries)
+	}
+}

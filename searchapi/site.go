@@ -230,6 +230,7 @@ func (s *Server) handleAbout(w http.ResponseWriter, r *http.Request) error {
 		AgentsURL:  s.publicURL + "/agents",
 		OpenAPIURL: s.publicURL + "/openapi.json",
 		CatalogURL: s.publicURL + "/.well-known/ai-catalog.json",
+		Auth:       s.authNote(),
 	}
 	if s.hasRoute(http.MethodPost, "/mcp") {
 		v.MCPURL = s.publicURL + "/mcp"

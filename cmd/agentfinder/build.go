@@ -166,7 +166,9 @@ func (s *server) crawlInfo() searchapi.CrawlInfo {
 	var ci searchapi.CrawlInfo
 	if s.sched != nil && s.opts.crawl {
 		for _, sd := range s.sched.Status().Seeds {
-			ci.Seeds = append(ci.Seeds, sd.Seed)
+			if p, err := crawler.ParseSeed(sd.Seed); err == nil && len(p.Groups) == 0 {
+				ci.Seeds = append(ci.Seeds, sd.Seed) // a marked seed's name is not for everyone
+			}
 			if sd.LastFinish.After(ci.LastCrawl) {
 				ci.LastCrawl = sd.LastFinish
 			}

@@ -192,6 +192,7 @@ type AboutView struct {
 	CatalogURL string
 	AgentsURL  string
 	MCPURL     string // "" when the server has no MCP endpoint
+	Auth       string // whether the API needs a credential, in a sentence
 }
 
 // ErrorView is a page for a request that could not be answered.
