@@ -31,6 +31,11 @@ func (s *session) catalog(ctx context.Context, t task) {
 		cr.Status, cr.Reason, cr.Error = normalize.StatusFailed, reason, msg
 	}
 	v, hasV := s.c.validator(t.url)
+	if hasV && !slices.Equal(v.Groups, s.groups[t.seed]) {
+		// The index holds this catalog's records for other readers: a 304
+		// would leave them with the visibility they had, so fetch them again.
+		hasV = false
+	}
 	var vp *Validator
 	if hasV {
 		vp = &v
@@ -191,7 +196,7 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 	et, lm := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
 	// Kept even without ETag/Last-Modified: the state also says this URL
 	// held a catalog, and which catalogs it links.
-	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links})
+	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links, Groups: s.groups[t.seed]})
 	return r.Links
 }
 

@@ -118,6 +118,10 @@ type Validator struct {
 	LastModified string           `json:"lastModified,omitempty"`
 	URL          string           `json:"url,omitempty"` // final URL after redirects
 	Links        []normalize.Link `json:"links,omitempty"`
+	// Groups is the visibility the catalog's records were handed on with
+	// (its seed's groups); the validator stands only for a crawl that gives
+	// the same, so marking or unmarking a seed refetches its catalogs.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // finish sorts and sums the report.

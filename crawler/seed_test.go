@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 func TestParseSeed(t *testing.T) {
@@ -60,5 +61,41 @@ func TestSeedGroupsMarkRecords(t *testing.T) {
 	}
 	if marked == 0 || public == 0 {
 		t.Fatalf("records: %d from the marked seed, %d from the plain one", marked, public)
+	}
+}
+
+// TestSeedGroupsChangeRefetches: a catalog crawled as public and then marked
+// with groups is fetched in full, not answered by a 304 that would leave its
+// records public in the index; the same marking again may use the validator.
+func TestSeedGroupsChangeRefetches(t *testing.T) {
+	web := startWeb(t)
+	sink := &collector{}
+	c := newCrawler(t, webConfig(web), sink)
+	crawl(t, c, fixtures.HostAcme)
+
+	steps := []struct {
+		seed string
+		want normalize.FetchStatus
+	}{
+		{fixtures.HostAcme + " groups=hr", normalize.StatusOK},
+		{fixtures.HostAcme + " groups=hr", normalize.StatusNotModified},
+		{fixtures.HostAcme + " groups=hr,finance", normalize.StatusOK},
+		{fixtures.HostAcme, normalize.StatusOK},
+	}
+	for _, st := range steps {
+		rep := crawl(t, c, st.seed)
+		got, _ := find(rep, acmeWellKnown)
+		if got.Status != st.want {
+			t.Errorf("crawl of %q: %s is %s, want %s", st.seed, acmeWellKnown, got.Status, st.want)
+		}
+	}
+	var last []string
+	for _, res := range sink.results() {
+		if res.Catalog == acmeWellKnown && len(res.Records) > 0 {
+			last = res.Records[0].Visibility
+		}
+	}
+	if len(last) != 0 {
+		t.Errorf("records of the unmarked seed's last full fetch carry visibility %v", last)
 	}
 }
