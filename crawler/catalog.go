@@ -30,12 +30,7 @@ func (s *session) catalog(ctx context.Context, t task) {
 	fail := func(reason, msg string) {
 		cr.Status, cr.Reason, cr.Error = normalize.StatusFailed, reason, msg
 	}
-	v, hasV := s.c.validator(t.url)
-	if hasV && !slices.Equal(v.Groups, s.groups[t.seed]) {
-		// The index holds this catalog's records for other readers: a 304
-		// would leave them with the visibility they had, so fetch them again.
-		hasV = false
-	}
+	v, hasV := s.conditional(t)
 	var vp *Validator
 	if hasV {
 		vp = &v
@@ -75,14 +70,7 @@ func (s *session) catalog(ctx context.Context, t task) {
 		links = s.parse(ctx, &cr, t, res)
 	}
 
-	if g := s.groups[t.seed]; len(g) > 0 {
-		for i := range cr.Records {
-			cr.Records[i].Visibility = g
-		}
-		for i := range cr.Registries {
-			cr.Registries[i].Visibility = g
-		}
-	}
+	s.markVisibility(&cr, t)
 	if cr.Status == normalize.StatusFailed {
 		s.c.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
 	}
@@ -113,11 +101,42 @@ func (s *session) catalog(ctx context.Context, t task) {
 		}
 	}
 	s.mu.Unlock()
+	s.follow(t, cr.Catalog, links)
+}
 
+// conditional returns the validator a fetch of t may send: only one kept for
+// a crawl that handed the records on with the same seed groups, since the
+// index holds them for those readers and a 304 would leave them so.
+func (s *session) conditional(t task) (Validator, bool) {
+	v, ok := s.c.validator(t.url)
+	if !ok || !slices.Equal(v.Groups, s.groups[t.seed]) {
+		return Validator{}, false
+	}
+	return v, true
+}
+
+// markVisibility gives every record and registry of a marked seed's catalog
+// the seed's groups; a plain seed's stay public.
+func (s *session) markVisibility(cr *normalize.CatalogResult, t task) {
+	g := s.groups[t.seed]
+	if len(g) == 0 {
+		return
+	}
+	for i := range cr.Records {
+		cr.Records[i].Visibility = g
+	}
+	for i := range cr.Registries {
+		cr.Registries[i].Visibility = g
+	}
+}
+
+// follow queues the catalogs that catalog (fetched for t) links to, within
+// the depth bound.
+func (s *session) follow(t task, catalog string, links []normalize.Link) {
 	for _, l := range links {
 		p := l.Path
 		if len(p) == 0 {
-			p = append(slices.Clone(t.path), cr.Catalog)
+			p = append(slices.Clone(t.path), catalog)
 		}
 		if len(p) > s.c.cfg.MaxDepth {
 			s.mu.Lock()
