@@ -38,6 +38,8 @@ type Registry struct {
 	Description string   `json:"description,omitempty"` // may be empty
 	Tags        []string `json:"tags,omitempty"`        // may be empty
 	Learned     string   `json:"learned"`               // Learned* constant
+	// ForwardAuth: the caller's credential is sent to it (configured only).
+	ForwardAuth bool `json:"-"`
 }
 
 // Trusted reports whether the registry was configured by the operator
@@ -121,6 +123,13 @@ func (b *Book) add(r Registry) {
 // Config.Upstreams does): federated to in auto mode. A literal address the
 // guard refuses is an error naming it.
 func (b *Book) AddConfigured(raw string) error {
+	return b.AddUpstream(Upstream{URL: raw})
+}
+
+// AddUpstream is AddConfigured for an upstream that may receive the
+// caller's credential (u.ForwardAuth); re-adding an upstream updates it.
+func (b *Book) AddUpstream(u Upstream) error {
+	raw := u.URL
 	ep, err := SearchEndpoint(raw)
 	if err != nil {
 		return err
@@ -133,6 +142,7 @@ func (b *Book) AddConfigured(raw string) error {
 		Identifier:  syntheticIdentifier(ep, "registry"),
 		DisplayName: hostOf(ep),
 		Learned:     LearnedConfigured,
+		ForwardAuth: u.ForwardAuth,
 	})
 	return nil
 }

@@ -127,8 +127,9 @@ type answer struct {
 	dropped    int // invalid results left out
 }
 
-// post sends one search request and returns the body of a 200 answer.
-func post(ctx context.Context, c *http.Client, endpoint string, body []byte, via string) ([]byte, error) {
+// post sends one search request and returns the body of a 200 answer;
+// auth, when not empty, is sent as the Authorization header.
+func post(ctx context.Context, c *http.Client, endpoint string, body []byte, via, auth string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -138,6 +139,9 @@ func post(ctx context.Context, c *http.Client, endpoint string, body []byte, via
 	req.Header.Set("User-Agent", "agentfinder-federation/1")
 	if via != "" {
 		req.Header.Set("Via", via)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.Do(req)
 	if err != nil {

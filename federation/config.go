@@ -38,6 +38,10 @@ type Config struct {
 	// reached at addresses the network guard allows: open internal ones
 	// with AllowCIDRs or AllowPrivate.
 	Upstreams []string
+	// ForwardAuthTo lists the upstreams (as written in Upstreams) that
+	// receive the caller's verified Authorization header in auto mode
+	// (WithCredential). No other registry, and never a learned one, does.
+	ForwardAuthTo []string
 
 	// FederateLearned lets auto mode fan out to registries learned from
 	// crawled catalogs, DNS and upstream answers. By default they are only
@@ -123,15 +127,52 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// LoadUpstreamsFile reads upstream registry URLs, one per line; blank lines
-// and lines starting with # are ignored, as is anything after " #".
-func LoadUpstreamsFile(path string) ([]string, error) {
+// Upstream is one configured upstream registry.
+type Upstream struct {
+	URL string // search endpoint or base URL
+	// ForwardAuth sends the caller's verified credential to this upstream.
+	ForwardAuth bool
+}
+
+// ParseUpstream parses an upstream as written in the upstreams file or an
+// --upstream value: a URL, optionally followed by "forwardAuth" (or
+// "forwardAuth=true"/"forwardAuth=false").
+func ParseUpstream(line string) (Upstream, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return Upstream{}, fmt.Errorf("empty upstream")
+	}
+	u := Upstream{URL: fields[0]}
+	if _, err := SearchEndpoint(u.URL); err != nil {
+		return Upstream{}, err
+	}
+	for _, opt := range fields[1:] {
+		k, v, hasV := strings.Cut(opt, "=")
+		if !strings.EqualFold(k, "forwardAuth") {
+			return Upstream{}, fmt.Errorf("unknown upstream option %q (want forwardAuth)", opt)
+		}
+		switch {
+		case !hasV || strings.EqualFold(v, "true"):
+			u.ForwardAuth = true
+		case strings.EqualFold(v, "false"):
+			u.ForwardAuth = false
+		default:
+			return Upstream{}, fmt.Errorf("upstream option %q: want true or false", opt)
+		}
+	}
+	return u, nil
+}
+
+// LoadUpstreamsFile reads upstream registries, one per line as ParseUpstream
+// reads them; blank lines and lines starting with # are ignored, as is
+// anything after " #".
+func LoadUpstreamsFile(path string) ([]Upstream, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read upstreams: %w", err)
 	}
 	defer f.Close()
-	var out []string
+	var out []Upstream
 	sc := bufio.NewScanner(f)
 	n := 0
 	for sc.Scan() {
@@ -144,10 +185,11 @@ func LoadUpstreamsFile(path string) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if _, err := SearchEndpoint(line); err != nil {
+		u, err := ParseUpstream(line)
+		if err != nil {
 			return nil, fmt.Errorf("read upstreams: %s:%d: %w", path, n, err)
 		}
-		out = append(out, line)
+		out = append(out, u)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read upstreams %s: %w", path, err)

@@ -73,7 +73,7 @@ func TestSearchEndpoint(t *testing.T) {
 
 func TestLoadUpstreamsFile(t *testing.T) {
 	p := t.TempDir() + "/upstreams"
-	body := "# registries we trust\nhttps://a.example/search\n\n  https://b.example/api/ # public\n"
+	body := "# registries we trust\nhttps://a.example/search\n\n  https://b.example/api/ forwardAuth # internal\nhttps://c.example/ forwardAuth=false\n"
 	if err := writeFile(p, body); err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,19 @@ func TestLoadUpstreamsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"https://a.example/search", "https://b.example/api/"}; !slices.Equal(got, want) {
-		t.Fatalf("got %q, want %q", got, want)
+	if want := []Upstream{{URL: "https://a.example/search"}, {URL: "https://b.example/api/", ForwardAuth: true}, {URL: "https://c.example/"}}; !slices.Equal(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	if err := writeFile(p, "gopher://x\n"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadUpstreamsFile(p); err == nil {
 		t.Fatal("bad URL accepted")
+	}
+	for _, bad := range []string{"https://a.example/ forwardauth=maybe", "https://a.example/ sendKeys"} {
+		if _, err := ParseUpstream(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
 	}
 }
 

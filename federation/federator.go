@@ -11,6 +11,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ func New(cfg Config, logger *slog.Logger) (*Federator, error) {
 		f.viaName = strings.ToLower(u.Host)
 	}
 	for _, u := range cfg.Upstreams {
-		if err := f.book.AddConfigured(u); err != nil {
+		if err := f.book.AddUpstream(Upstream{URL: u, ForwardAuth: slices.Contains(cfg.ForwardAuthTo, u)}); err != nil {
 			return nil, fmt.Errorf("configure upstream: %w", err)
 		}
 	}
@@ -225,10 +226,14 @@ func (f *Federator) call(ctx context.Context, sem chan struct{}, idx int, t targ
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.UpstreamTimeout)
 	defer cancel()
 	sh := bs.getShape()
-	body, err := post(cctx, client, ep, requestBody(q, fed, t.from.Token, sh), via)
+	auth := ""
+	if t.reg.Trusted() && t.reg.ForwardAuth {
+		auth = credentialOf(ctx)
+	}
+	body, err := post(cctx, client, ep, requestBody(q, fed, t.from.Token, sh), via, auth)
 	var se *statusError
 	if sh == shapeV042 && errors.As(err, &se) && (se.code == http.StatusBadRequest || se.code == http.StatusUnprocessableEntity) {
-		body, err = post(cctx, client, ep, requestBody(q, fed, t.from.Token, shapeARD), via)
+		body, err = post(cctx, client, ep, requestBody(q, fed, t.from.Token, shapeARD), via, auth)
 		if err == nil {
 			bs.setShape(shapeARD)
 			sh = shapeARD

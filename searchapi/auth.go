@@ -3,6 +3,7 @@ package searchapi
 import (
 	"context"
 	"fmt"
+	"github.com/agentfinder/agentfinder/federation"
 	"net/http"
 	"strings"
 
@@ -69,7 +70,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	for _, v := range s.cfg.Verifiers {
 		id, err := v.Verify(r.Context(), token)
 		if err == nil {
-			return r.WithContext(withCaller(r.Context(), caller{name: id.Name, groups: id.Groups})), nil
+			ctx := withCaller(r.Context(), caller{name: id.Name, groups: id.Groups})
+			// Verified: federation may forward it to upstreams configured for it.
+			ctx = federation.WithCredential(ctx, r.Header.Get("Authorization"))
+			return r.WithContext(ctx), nil
 		}
 	}
 	s.log.Info("bearer credential refused", "correlationId", correlationID(r.Context()), "path", r.URL.Path)

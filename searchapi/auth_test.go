@@ -25,6 +25,7 @@ func visibilityRecords() []normalize.Record {
 				DisplayName: fmt.Sprintf("Payroll helper %s %d", name, i),
 				Type:        "application/a2a-agent-card+json",
 				Description: "Answers payroll questions.",
+				URL:         fmt.Sprintf("https://%s.example/agents/payroll-%d.json", name, i),
 				Tags:        []string{"payroll", name},
 				Publisher:   name + ".example",
 				Visibility:  groups,

@@ -89,13 +89,27 @@ func (s *server) reload() {
 // and file); registries learned by crawling are added to its book later.
 func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
 	o := s.opts
-	ups := append([]string(nil), o.upstreams...)
+	var list []federation.Upstream
+	for _, v := range o.upstreams {
+		u, err := federation.ParseUpstream(v)
+		if err != nil {
+			return nil, fmt.Errorf("--upstream %q: %w", v, err)
+		}
+		list = append(list, u)
+	}
 	if o.upstreamsFile != "" {
 		more, err := federation.LoadUpstreamsFile(o.upstreamsFile)
 		if err != nil {
 			return nil, err
 		}
-		ups = append(ups, more...)
+		list = append(list, more...)
+	}
+	var ups, forward []string
+	for _, u := range list {
+		ups = append(ups, u.URL)
+		if u.ForwardAuth {
+			forward = append(forward, u.URL)
+		}
 	}
 	allow, err := parseCIDRs("federation-allow-cidr", o.federationAllowCIDR)
 	if err != nil {
@@ -104,6 +118,7 @@ func newFederation(s *server, tokenKey []byte) (*federation.Federator, error) {
 	cfg := federation.Config{
 		Name:            strings.TrimSuffix(s.publicURL, "/"),
 		Upstreams:       ups,
+		ForwardAuthTo:   forward,
 		FederateLearned: o.federateCrawled,
 		AllowPrivate:    o.allowPrivate,
 		AllowCIDRs:      allow,
@@ -132,7 +147,7 @@ func (s *server) reloadUpstreams() error {
 	}
 	var errs []error
 	for _, u := range list {
-		if err := s.fed.Book().AddConfigured(u); err != nil {
+		if err := s.fed.Book().AddUpstream(u); err != nil {
 			errs = append(errs, err)
 		}
 	}
