@@ -105,6 +105,7 @@ type swapServer struct {
 type recorded struct {
 	body map[string]any
 	via  string
+	auth string // the Authorization header
 }
 
 func newSwapServer(t testing.TB, h http.Handler) *swapServer {
@@ -116,7 +117,7 @@ func newSwapServer(t testing.TB, h http.Handler) *swapServer {
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, recorded{body: m, via: r.Header.Get("Via")})
+		s.reqs = append(s.reqs, recorded{body: m, via: r.Header.Get("Via"), auth: r.Header.Get("Authorization")})
 		s.mu.Unlock()
 		r.Body = io.NopCloser(strings.NewReader(string(b)))
 		s.h.Load().(http.Handler).ServeHTTP(w, r)
