@@ -84,7 +84,8 @@ func TestMCPAuth(t *testing.T) {
 
 // TestHAIDIPAuth: the HAIDIP binding under auth: hidden records never reach
 // an anonymous caller, reach the right key, and required mode answers 401
-// in HAIDIP's error shape with WWW-Authenticate.
+// in HAIDIP's error shape with WWW-Authenticate (and xu's and ADP's 401 in
+// theirs).
 func TestHAIDIPAuth(t *testing.T) {
 	f, _, _ := newAuthFixture(t, AuthOptional)
 	search := func(f *fixture, tok string) (int, haidipOut) {
@@ -117,6 +118,17 @@ func TestHAIDIPAuth(t *testing.T) {
 	resp := req.do(http.MethodPost, "/agents/search", map[string]any{"query": "payroll"}, nil, &raw)
 	if resp.StatusCode != http.StatusUnauthorized || raw.Error.Code != "Unauthorized" || raw.Error.Message == "" || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
 		t.Fatalf("required, anonymous: %d %+v WWW-Authenticate %q", resp.StatusCode, raw.Error, resp.Header.Get("WWW-Authenticate"))
+	}
+	// The xu and ADP bindings answer 401 in their own shapes too.
+	var xu struct {
+		Code string `json:"code"`
+	}
+	if r := req.do(http.MethodPost, "/discover", map[string]any{"query": "payroll"}, nil, &xu); r.StatusCode != http.StatusUnauthorized || xu.Code != CodeUnauthorized {
+		t.Errorf("xu, required, anonymous: %d code %q", r.StatusCode, xu.Code)
+	}
+	raw.Error.Code = ""
+	if r := req.do(http.MethodPost, "/adp/discover", map[string]any{"query": "payroll"}, nil, &raw); r.StatusCode != http.StatusUnauthorized || raw.Error.Code != "UNAUTHORIZED" {
+		t.Errorf("ADP, required, anonymous: %d code %q", r.StatusCode, raw.Error.Code)
 	}
 	if status, out := search(req, "hr-secret"); status != http.StatusOK || !slices.ContainsFunc(haidipIDs(out.Results), func(id string) bool { return strings.Contains(id, "hr.example") }) {
 		t.Fatalf("required, hr key: %d %v", status, haidipIDs(out.Results))
