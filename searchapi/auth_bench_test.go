@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
 	"github.com/agentfinder/agentfinder/searchapi/query"
@@ -31,34 +29,11 @@ import (
 func BenchmarkSearchAuth(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 20000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 1000)
-	ms, name := meilitest.Index(b, "benchauth")
-	idx := ms.Client.Index(name)
-	task, err := idx.UpdateSettings(indexSettings())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const batch = 10000
-	for i := 0; i < n; i += batch {
-		docs := make([]normalize.Document, 0, batch)
-		for j := i; j < min(n, i+batch); j++ {
-			d := benchDoc(rng, j)
-			if j%10 == 0 {
-				d.Visibility = []string{"hr"}
-			}
-			docs = append(docs, d)
+	ms, name, rng := benchIndex(b, "benchauth", n, 1, func(j int, d *normalize.Document) {
+		if j%10 == 0 {
+			d.Visibility = []string{"hr"}
 		}
-		task, err := idx.AddDocuments(docs, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 	keysPath := filepath.Join(b.TempDir(), "keys.json")
 	writeBenchKeys(b, keysPath)
 	keys, err := authn.LoadKeys(keysPath)

@@ -36,31 +36,8 @@ import (
 func BenchmarkSearchVsDirect(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 100000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 2000)
-	ms, name := meilitest.Index(b, "bench")
-	idx := ms.Client.Index(name)
-	task, err := idx.UpdateSettings(indexSettings())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		b.Fatal(err)
-	}
 	start := time.Now()
-	rng := rand.New(rand.NewPCG(1, 2))
-	const batch = 10000
-	for i := 0; i < n; i += batch {
-		docs := make([]normalize.Document, 0, batch)
-		for j := i; j < min(n, i+batch); j++ {
-			docs = append(docs, benchDoc(rng, j))
-		}
-		task, err := idx.AddDocuments(docs, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ms, name, rng := benchIndex(b, "bench", n, 1, nil)
 	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
 
 	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
@@ -274,4 +251,41 @@ func benchDoc(rng *rand.Rand, i int) normalize.Document {
 		rec.Compliance = []string{"soc2-type2", "soc2"}
 	}
 	return normalize.NewDocument(rec, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// benchIndex creates an index with the server's settings and n generated
+// records (benchDoc from a PCG seeded with seed); mark, when not nil, may
+// change each record before it is written. It returns the generator too, so a
+// benchmark draws its queries from where the records left off.
+func benchIndex(b *testing.B, prefix string, n int, seed uint64, mark func(j int, d *normalize.Document)) (*meilitest.Server, string, *rand.Rand) {
+	b.Helper()
+	ms, name := meilitest.Index(b, prefix)
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(indexSettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	const batch = 10000
+	for i := 0; i < n; i += batch {
+		docs := make([]normalize.Document, 0, batch)
+		for j := i; j < min(n, i+batch); j++ {
+			d := benchDoc(rng, j)
+			if mark != nil {
+				mark(j, &d)
+			}
+			docs = append(docs, d)
+		}
+		task, err := idx.AddDocuments(docs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ms, name, rng
 }

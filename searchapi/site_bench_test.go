@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
-	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -30,30 +27,7 @@ import (
 func BenchmarkSitePage(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 10000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 400)
-	ms, name := meilitest.Index(b, "benchsite")
-	idx := ms.Client.Index(name)
-	task, err := idx.UpdateSettings(indexSettings())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const batch = 10000
-	for i := 0; i < n; i += batch {
-		docs := make([]normalize.Document, 0, batch)
-		for j := i; j < min(n, i+batch); j++ {
-			docs = append(docs, benchDoc(rng, j))
-		}
-		task, err := idx.AddDocuments(docs, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ms, name, rng := benchIndex(b, "benchsite", n, 3, nil)
 	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example",
 		MaxConcurrent: 1024, QueryRewriter: query.Rewrite, Now: func() time.Time { return time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC) }}, nil)
 	if err != nil {
