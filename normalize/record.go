@@ -52,6 +52,12 @@ type Record struct {
 	TTL               int64          `json:"ttl,omitempty"`          // seconds the artifact asks to be cached (ADP metadata.ttl)
 	Auth              []string       `json:"auth,omitempty"`         // authentication methods the artifact declares (AuthMethod spellings: api-key, bearer, oauth2, none, ...)
 
+	// Trust is the crawl-time verdict on the record's signature, digests and
+	// domain (see Trust); Health is the prober's last look at its endpoint.
+	// Neither ever feeds the relevance score.
+	Trust  *Trust  `json:"trust,omitempty"`
+	Health *Health `json:"health,omitempty"`
+
 	// Visibility lists the groups that may see the record; empty means
 	// public. The crawler sets it from the seed that led to the catalog
 	// (never from what a publisher wrote); searchapi filters every read by it.
