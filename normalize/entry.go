@@ -274,6 +274,7 @@ func (e *entryReader) derive(raw json.RawMessage, chain []string, host *HostInfo
 	if rec.Status == "" {
 		rec.Status = "active"
 	}
+	rec.Trust = trustFor(rec, e.path, p.opts.Trust)
 }
 
 // nested flattens the inline catalog of rec, the entry at path.

@@ -13,6 +13,10 @@ type Options struct {
 	Path     []string  // chain of catalogs that led to this one, outermost first
 	MaxDepth int       // nesting limit for inline and linked catalogs; 0 means 4
 	Now      time.Time // fetch time, stored as Source.FetchedAt
+	// Trust holds the crawler's signature and digest verdicts for this
+	// document; nil means they were not checked, and every record's Trust
+	// then says only whether its publisher's domain served it.
+	Trust *TrustVerdicts
 }
 
 // Result is a normalized manifest.
