@@ -179,8 +179,9 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 		cr.Error = fmt.Sprintf("not a catalog: %s body", orNone(mt))
 		return nil
 	}
+	trust := s.verdicts(ctx, res.Body, cr.FetchedAt)
 	r := normalize.Catalog(res.Body, normalize.Options{
-		Origin: res.URL, Via: t.via, Path: t.path, MaxDepth: s.c.cfg.MaxDepth, Now: cr.FetchedAt,
+		Origin: res.URL, Via: t.via, Path: t.path, MaxDepth: s.c.cfg.MaxDepth, Now: cr.FetchedAt, Trust: trust,
 	})
 	var problems []normalize.Problem
 	if !jsonType {
@@ -190,6 +191,7 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 		})
 	}
 	problems = append(problems, r.Problems...)
+	problems = append(problems, trust.Problems()...)
 	cr.Problems = problems
 	if r.Manifest == nil {
 		cr.Status = normalize.StatusFailed
@@ -207,12 +209,19 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 	if !s.c.cfg.DisableEnrichment && len(r.Artifacts) > 0 {
 		cr.Problems = append(cr.Problems, s.enrich(ctx, cr.Records, r.Artifacts)...)
 	}
+	cr.Problems = append(cr.Problems, s.attest(ctx, cr.Records)...)
 	for _, rec := range cr.Records {
 		if normalize.CanonicalType(rec.Type) == registryType {
 			cr.Registries = append(cr.Registries, rec)
 		}
 	}
 	et, lm := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
+	if trust != nil {
+		// A signed catalog is fetched whole every time: its verdict can
+		// change while its bytes do not (a signature expires, a key is
+		// revoked from the DID document), and a 304 would keep it.
+		et, lm = "", ""
+	}
 	// Kept even without ETag/Last-Modified: the state also says this URL
 	// held a catalog, and which catalogs it links.
 	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links, Groups: s.groups[t.seed]})
@@ -263,6 +272,9 @@ func (s *session) enrich(ctx context.Context, recs []normalize.Record, arts []no
 				return nil
 			}
 			ps := normalize.Enrich(&recs[i], res.Header.Get("Content-Type"), res.Body)
+			if p := s.checkArtifact(&recs[i], res.Body); p != nil {
+				ps = append(ps, *p)
+			}
 			mu.Lock()
 			problems = append(problems, ps...)
 			mu.Unlock()

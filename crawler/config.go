@@ -96,6 +96,16 @@ type Config struct {
 	DisableEnrichment bool
 	// DisableDNS turns off SVCB/TXT discovery.
 	DisableDNS bool
+	// DisableVerification turns off checking signatures (and fetching the
+	// signers' DID documents), artifact and attestation digests: records
+	// then say only whether their publisher's domain served them.
+	DisableVerification bool
+	// DIDCacheTTL is how long a fetched DID document's keys are used
+	// before it is fetched again. Default 1h.
+	DIDCacheTTL time.Duration
+	// MaxAttestations bounds the attestation documents fetched per
+	// catalog to check their digests. Default 16.
+	MaxAttestations int
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -145,6 +155,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.DIDCacheTTL <= 0 {
+		c.DIDCacheTTL = time.Hour
+	}
+	if c.MaxAttestations <= 0 {
+		c.MaxAttestations = 16
 	}
 	return c
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/agentfinder/agentfinder/crawler/netguard"
+	"github.com/agentfinder/agentfinder/crawler/sigcheck"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -58,8 +59,9 @@ type Crawler struct {
 	res       *resolver
 	transport *http.Transport
 	client    *http.Client
-	sem       chan struct{} // bounds tasks in flight across concurrent crawls
-	metrics   *metrics      // nil: no metrics
+	sem       chan struct{}      // bounds tasks in flight across concurrent crawls
+	metrics   *metrics           // nil: no metrics
+	verifier  *sigcheck.Verifier // nil: signatures and digests not checked
 
 	valMu      sync.Mutex
 	validators map[string]Validator
@@ -124,6 +126,9 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 	}
 	if c.metrics, err = newMetrics(cfg.Metrics); err != nil {
 		return nil, err
+	}
+	if !cfg.DisableVerification {
+		c.verifier = sigcheck.New(sigcheck.Config{CacheTTL: cfg.DIDCacheTTL, Clock: cfg.Now})
 	}
 	return c, nil
 }

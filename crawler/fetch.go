@@ -24,6 +24,8 @@ const (
 	kindRobots
 	kindHome
 	kindOwnership // a small text file proving control of a host
+	kindDID       // a did:web DID document, for signature keys
+	kindAttest    // an attestation document, for its digest
 )
 
 func (k kind) accept() string {
@@ -32,6 +34,10 @@ func (k kind) accept() string {
 		return "text/plain, */*;q=0.1"
 	case kindHome:
 		return "text/html, application/xhtml+xml;q=0.9, */*;q=0.1"
+	case kindDID:
+		return "application/did+json, application/did+ld+json;q=0.9, application/json;q=0.8, */*;q=0.1"
+	case kindAttest:
+		return "*/*"
 	}
 	return "application/ai-catalog+json, application/json;q=0.9, application/*+json;q=0.8, */*;q=0.1"
 }

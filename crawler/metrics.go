@@ -18,6 +18,7 @@ type metrics struct {
 	robots     prometheus.Counter
 	perCrawl   prometheus.Histogram
 	sinkErrors prometheus.Counter
+	sigChecks  *prometheus.CounterVec
 }
 
 // newMetrics registers the crawler's instruments with reg; nil reg gives nil.
@@ -52,8 +53,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "agentfinder_crawler_sink_errors_total",
 			Help: "Catalog results the sink refused.",
 		}),
+		sigChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentfinder_crawler_trust_checks_total",
+			Help: "Signatures and digests checked, by outcome: valid, or the problem code that failed it (bad_signature, wrong_signer, digest_mismatch, ...).",
+		}, []string{"outcome"}),
 	}
-	for _, c := range []prometheus.Collector{m.catalogs, m.duration, m.bytes, m.robots, m.perCrawl, m.sinkErrors} {
+	for _, c := range []prometheus.Collector{m.catalogs, m.duration, m.bytes, m.robots, m.perCrawl, m.sinkErrors, m.sigChecks} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("crawler: register metrics: %w", err)
 		}
@@ -73,6 +78,10 @@ func (k kind) String() string {
 		return "home"
 	case kindOwnership:
 		return "ownership"
+	case kindDID:
+		return "did"
+	case kindAttest:
+		return "attestation"
 	}
 	return "other"
 }
@@ -117,4 +126,23 @@ func (m *metrics) crawl(rep *Report) {
 		return
 	}
 	m.perCrawl.Observe(float64(rep.Totals.Catalogs))
+}
+
+// trustCheck counts one checked signature or digest: "valid", or each
+// problem code that failed it.
+func (m *metrics) trustCheck(problems []normalize.Problem) {
+	if m == nil {
+		return
+	}
+	if len(problems) == 0 {
+		m.sigChecks.WithLabelValues("valid").Inc()
+		return
+	}
+	seen := map[string]bool{}
+	for _, p := range problems {
+		if !seen[p.Code] {
+			seen[p.Code] = true
+			m.sigChecks.WithLabelValues(p.Code).Inc()
+		}
+	}
 }

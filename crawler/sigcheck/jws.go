@@ -1,0 +1,192 @@
+package sigcheck
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/gowebpki/jcs"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Profile is the one signer profile accepted.
+const Profile = "did-web-v1"
+
+// keySourceHeaders would let a signature choose its own key; the key comes
+// from the signer's DID document only.
+var keySourceHeaders = []string{"jku", "jwk", "x5u", "x5c"}
+
+// clockSkew is how far in the future an issuedAt may be.
+const clockSkew = 5 * time.Minute
+
+// signature is one signature to verify, in either shape.
+type signature struct {
+	jws       string
+	object    bool   // the {signer, profile, issuedAt, expiresAt, jws} shape
+	signer    string // declared signer (object shape); else the kid's DID
+	profile   string
+	issuedAt  string
+	expiresAt string
+	path      string
+	payload   func() ([]byte, error) // the canonical signed bytes
+}
+
+// readSignature reads a signature member: a detached JWS string or a
+// signature object.
+func readSignature(raw json.RawMessage, path string) (signature, *normalize.Problem) {
+	s := signature{path: path}
+	if json.Unmarshal(raw, &s.jws) == nil {
+		return s, nil
+	}
+	var o struct {
+		Signer    string `json:"signer"`
+		Profile   string `json:"profile"`
+		IssuedAt  string `json:"issuedAt"`
+		ExpiresAt string `json:"expiresAt"`
+		JWS       string `json:"jws"`
+	}
+	if err := json.Unmarshal(raw, &o); err != nil || o.JWS == "" || o.Signer == "" {
+		return s, problem(path, normalize.CodeBadSignature, "signature is neither a detached JWS string nor an object with signer and jws")
+	}
+	s.object, s.jws, s.signer, s.profile, s.issuedAt, s.expiresAt = true, o.JWS, o.Signer, o.Profile, o.IssuedAt, o.ExpiresAt
+	return s, nil
+}
+
+// verify checks one signature: its form and header, its signer against
+// want (what names the rule for messages), its validity period, then the
+// signer's key and the signature over the canonical payload. The cheap
+// checks come first; a failed one skips the key fetch.
+func (c *check) verify(ctx context.Context, s signature, want, what string) normalize.SignatureVerdict {
+	v := normalize.SignatureVerdict{Signer: s.signer}
+	fail := func(code, format string, args ...any) normalize.SignatureVerdict {
+		v.Problems = append(v.Problems, *problem(s.path, code, format, args...))
+		return v
+	}
+	parts := strings.Split(s.jws, ".")
+	if len(parts) != 3 || parts[0] == "" || parts[1] != "" || parts[2] == "" {
+		return fail(normalize.CodeBadSignature, "not a detached JWS (header..signature)")
+	}
+	var hdr map[string]json.RawMessage
+	if b, err := base64.RawURLEncoding.DecodeString(parts[0]); err != nil || json.Unmarshal(b, &hdr) != nil {
+		return fail(normalize.CodeBadSignature, "the JWS header is not base64url JSON")
+	}
+	for _, h := range keySourceHeaders {
+		if _, ok := hdr[h]; ok {
+			fail(normalize.CodeForbiddenHeader, "the JWS header carries %q: the key must come from the signer's DID document", h)
+		}
+	}
+	if alg := str(hdr["alg"]); alg != "ES256" {
+		fail(normalize.CodeUnsupportedSigAlg, "JWS alg %q: profile %s takes ES256 only", alg, Profile)
+	}
+	if s.object && s.profile != Profile {
+		fail(normalize.CodeUnsupportedSigAlg, "signature profile %q: only %s is supported", s.profile, Profile)
+	}
+	if _, ok := hdr["crit"]; ok {
+		fail(normalize.CodeUnsupportedSigAlg, "the JWS header names critical extensions")
+	}
+	if _, ok := hdr["b64"]; ok {
+		fail(normalize.CodeBadSignature, "the JWS header carries b64: the payload is always encoded")
+	}
+	kid := str(hdr["kid"])
+	did, frag, _ := strings.Cut(kid, "#")
+	if v.Signer == "" {
+		v.Signer = did
+	}
+	if kid == "" || did != v.Signer || frag == "" || strings.ContainsAny(frag, "/?") {
+		fail(normalize.CodeUnresolvableKey, "JWS kid %q is not a key of signer %q (did#fragment)", kid, v.Signer)
+	}
+	if v.Signer != want {
+		fail(normalize.CodeWrongSigner, "signed by %q, but the signer must be %s (%q)", v.Signer, what, want)
+	}
+	c.period(s, hdr, fail)
+	if len(v.Problems) > 0 {
+		return v
+	}
+	payload, err := s.payload()
+	if err != nil {
+		return fail(normalize.CodeBadSignature, "the signed JSON cannot be canonicalized: %v", err)
+	}
+	keys, err := c.v.keys(ctx, c.f, v.Signer)
+	if err != nil {
+		return fail(normalize.CodeUnresolvableKey, "resolve %s: %v", v.Signer, err)
+	}
+	key := keys[kid]
+	if key == nil {
+		return fail(normalize.CodeUnresolvableKey, "the DID document of %s lists no P-256 key %q under assertionMethod", v.Signer, kid)
+	}
+	obj, err := jose.ParseDetached(s.jws, payload, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		return fail(normalize.CodeBadSignature, "parse JWS: %v", err)
+	}
+	if _, err := obj.Verify(key); err != nil {
+		return fail(normalize.CodeBadSignature, "the signature does not verify over the signed content with key %s", kid)
+	}
+	return v
+}
+
+// period checks issuedAt and expiresAt (or the JWS's own exp and nbf)
+// against the crawl's clock.
+func (c *check) period(s signature, hdr map[string]json.RawMessage, fail func(code, format string, args ...any) normalize.SignatureVerdict) {
+	if s.expiresAt != "" {
+		if t, ok := normalize.ParseTime(s.expiresAt); !ok {
+			fail(normalize.CodeSignatureExpired, "expiresAt %q is not a timestamp", s.expiresAt)
+		} else if !c.now.Before(t) {
+			fail(normalize.CodeSignatureExpired, "the signature expired at %s", t.UTC().Format(time.RFC3339))
+		}
+	}
+	if s.issuedAt != "" {
+		if t, ok := normalize.ParseTime(s.issuedAt); ok && t.After(c.now.Add(clockSkew)) {
+			fail(normalize.CodeSignatureExpired, "the signature is not valid before %s", t.UTC().Format(time.RFC3339))
+		}
+	}
+	var exp, nbf float64
+	if json.Unmarshal(hdr["exp"], &exp) == nil && exp > 0 && !c.now.Before(time.Unix(int64(exp), 0)) {
+		fail(normalize.CodeSignatureExpired, "the JWS expired (exp %d)", int64(exp))
+	}
+	if json.Unmarshal(hdr["nbf"], &nbf) == nil && nbf > 0 && time.Unix(int64(nbf), 0).After(c.now.Add(clockSkew)) {
+		fail(normalize.CodeSignatureExpired, "the JWS is not valid before nbf %d", int64(nbf))
+	}
+}
+
+// SignedPayload returns the bytes a detached JWS over doc signs: the JCS
+// (RFC 8785) form of doc without its signature. For a signature object
+// (object true) the object stays, without its jws member, and any
+// additionalSignatures member goes. A document with duplicate member names
+// or numbers JCS cannot represent is refused.
+func SignedPayload(doc []byte, object bool) ([]byte, error) { return signedPayload(doc, object) }
+
+func signedPayload(doc []byte, object bool) ([]byte, error) {
+	canon, err := jcs.Transform(doc) // refuses duplicate names before the map below could hide them
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(canon, &m); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if !object {
+		delete(m, "signature")
+	} else {
+		var sig map[string]json.RawMessage
+		if err := json.Unmarshal(m["signature"], &sig); err != nil {
+			return nil, fmt.Errorf("signature is not an object: %w", err)
+		}
+		delete(sig, "jws")
+		b, err := json.Marshal(sig)
+		if err != nil {
+			return nil, err
+		}
+		m["signature"] = b
+		delete(m, "additionalSignatures")
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return jcs.Transform(b)
+}

@@ -1,0 +1,207 @@
+// Package sigcheck checks the signatures and inline digests of an
+// ai-catalog document for the crawler: detached JWS (RFC 7515 appendix F)
+// over the JCS (RFC 8785) form of the signed JSON, profile did-web-v1 (ES256
+// only, the key taken from the signer's did:web DID document under
+// assertionMethod, never from the JWS header), on a whole catalog and on
+// each entry's trust manifest, in both the Agent Finder v0.4.2 shape
+// (trustManifest.signature, a JWS string) and the ai-catalog shape
+// (trustManifests[].signature, an object {signer, profile, issuedAt,
+// expiresAt, jws}). The verdicts go to normalize as data.
+//
+// DID documents are fetched through the Fetcher the caller gives (the
+// crawler's own, so robots.txt, limits and the network guard apply) and
+// kept in a cache bounded in size and time. It imports normalize only.
+package sigcheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Fetcher fetches one document (a DID document) and returns its body; a
+// status other than 2xx is an error.
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) ([]byte, error)
+}
+
+// Config tunes a Verifier; the zero value is usable.
+type Config struct {
+	// CacheTTL is how long a resolved DID document is trusted. Default 1h.
+	CacheTTL time.Duration
+	// FailureTTL is how long a DID that could not be resolved is not
+	// tried again. Default 1m.
+	FailureTTL time.Duration
+	// CacheSize bounds the DIDs cached. Default 4096.
+	CacheSize int
+	// Clock is the cache's clock; time.Now when nil. (Expiry of
+	// signatures uses the time given to Catalog.)
+	Clock func() time.Time
+}
+
+// Verifier checks catalogs. It is safe for concurrent use and keeps its DID
+// cache across calls.
+type Verifier struct {
+	cfg    Config
+	cache  *lru.Cache[string, cached]
+	flight singleflight.Group
+}
+
+// cached is one DID resolution: its keys, or why it failed, until a time.
+type cached struct {
+	keys  didKeys
+	err   error
+	until time.Time
+}
+
+// New builds a Verifier.
+func New(cfg Config) *Verifier {
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = time.Hour
+	}
+	if cfg.FailureTTL <= 0 {
+		cfg.FailureTTL = time.Minute
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = 4096
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	c, _ := lru.New[string, cached](cfg.CacheSize) // only a non-positive size fails
+	return &Verifier{cfg: cfg, cache: c}
+}
+
+// Catalog checks the whole-catalog signature of body and each top-level
+// entry's signed trust manifests and inline digests, as of now. It returns
+// nil when body holds nothing to check (no signature, no digest) or is not
+// a JSON object: normalize reports what is wrong with such a document.
+func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return nil
+	}
+	c := &check{v: v, f: f, now: now}
+	out := &normalize.TrustVerdicts{CheckedAt: now}
+	if sig, ok := top["signature"]; ok && !isNull(sig) {
+		cv := c.catalog(ctx, body, top, sig)
+		out.Catalog = &cv
+	}
+	var entries []json.RawMessage
+	_ = json.Unmarshal(top["entries"], &entries)
+	for i, raw := range entries {
+		path := fmt.Sprintf("entries[%d]", i)
+		if ev, ok := c.entry(ctx, raw, path); ok {
+			if out.Entries == nil {
+				out.Entries = map[string]normalize.SignatureVerdict{}
+			}
+			out.Entries[path] = ev
+		}
+	}
+	if out.Catalog == nil && out.Entries == nil {
+		return nil
+	}
+	return out
+}
+
+// check is one Catalog call.
+type check struct {
+	v   *Verifier
+	f   Fetcher
+	now time.Time
+}
+
+// catalog checks the whole-catalog signature: its signer must be the
+// catalog's host.identifier.
+func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.RawMessage, sig json.RawMessage) normalize.SignatureVerdict {
+	var host struct {
+		Identifier string `json:"identifier"`
+	}
+	_ = json.Unmarshal(top["host"], &host)
+	in, p := readSignature(sig, "signature")
+	if p != nil {
+		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
+	}
+	in.payload = func() ([]byte, error) { return signedPayload(body, in.object) }
+	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
+}
+
+// entry checks one entry: its inline data against its digest, and its
+// signed trust manifests. ok is false when the entry has nothing to check.
+func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (normalize.SignatureVerdict, bool) {
+	var e entryFields
+	if json.Unmarshal(raw, &e.f) != nil {
+		return normalize.SignatureVerdict{}, false
+	}
+	e.read()
+	var problems []normalize.Problem
+	touched := false
+	if e.digest != "" {
+		touched = true
+		if len(e.data) > 0 {
+			if p := canonicalDigest(e.digest, e.data, path+".digest"); p != nil {
+				problems = append(problems, *p)
+			}
+		} else if _, _, p := parseDigest(e.digest, path+".digest"); p != nil {
+			problems = append(problems, *p)
+		}
+	}
+	if ps := e.attestationDigests(path); len(ps) > 0 {
+		touched = true
+		problems = append(problems, ps...)
+	}
+	manifests := e.manifests(path)
+	if len(manifests) == 0 {
+		return normalize.SignatureVerdict{Problems: problems}, touched
+	}
+	want := ""
+	if id, _, ok := normalize.ParseIdentifier(e.identifier); ok && id.Publisher != "" {
+		want = "did:web:" + id.Publisher
+	}
+	var failed normalize.SignatureVerdict
+	for _, m := range manifests {
+		mv := c.manifest(ctx, &e, m, want)
+		if mv.Valid() {
+			mv.Problems = append(problems, mv.Problems...)
+			return mv, true
+		}
+		if failed.Signer == "" {
+			failed.Signer = mv.Signer
+		}
+		failed.Problems = append(failed.Problems, mv.Problems...)
+	}
+	failed.Problems = append(problems, failed.Problems...)
+	return failed, true
+}
+
+// manifest checks one signed trust manifest of entry e: its signature by
+// want (did:web of the entry's publisher) and its subject.
+func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, want string) normalize.SignatureVerdict {
+	in, p := readSignature(m.fields["signature"], m.path+".signature")
+	if p != nil {
+		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
+	}
+	if !in.object {
+		in.expiresAt, in.issuedAt = str(m.fields["expiresAt"]), str(m.fields["issuedAt"])
+	}
+	in.payload = func() ([]byte, error) { return signedPayload(m.raw, in.object) }
+	subject := e.subjectProblems(m)
+	v := c.verify(ctx, in, want, "did:web of the entry's publisher")
+	v.Problems = append(subject, v.Problems...)
+	return v
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// str reads a JSON string, "" when raw is not one.
+func str(raw json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}

@@ -1,0 +1,273 @@
+package sigcheck_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/crawler/sigcheck"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// docs is a Fetcher serving fixed documents by URL and counting fetches.
+type docs struct {
+	m map[string][]byte
+	n atomic.Int64
+}
+
+func (d *docs) Fetch(_ context.Context, u string) ([]byte, error) {
+	d.n.Add(1)
+	if b, ok := d.m[u]; ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("get %s: HTTP 404", u)
+}
+
+var now = time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC)
+
+// signedCatalog is a catalog of host with one url entry whose trust
+// manifest is signed by signer's key (kid of signer), edited by edit first.
+func signedCatalog(host, signer string, edit func(tm map[string]any)) []byte {
+	id := "urn:air:" + host + ":agent:one"
+	e := map[string]any{"identifier": id, "displayName": "One", "type": "application/a2a-agent-card+json",
+		"url": "https://" + host + "/agents/one.json", "version": "1.0.0"}
+	tm := map[string]any{"identity": fixtures.DID(host), "issuedAt": "2026-01-01T00:00:00Z",
+		"subject": map[string]any{"identifier": id, "type": e["type"], "version": "1.0.0", "url": e["url"]}}
+	if edit != nil {
+		edit(tm)
+	}
+	fixtures.SignManifest(tm, fixtures.SigningKey(signer), fixtures.KeyID(signer), nil)
+	e["trustManifest"] = tm
+	b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": []any{e}})
+	return b
+}
+
+func codes(v normalize.SignatureVerdict) []string {
+	var out []string
+	for _, p := range v.Problems {
+		out = append(out, p.Code)
+	}
+	return out
+}
+
+func TestEntrySignature(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	cases := []struct {
+		name string
+		body []byte
+		want string // "" = valid
+	}{
+		{"valid", signedCatalog(host, host, nil), ""},
+		{"other signer", signedCatalog(host, "evil.test", nil), normalize.CodeWrongSigner},
+		{"expired", signedCatalog(host, host, func(tm map[string]any) { tm["expiresAt"] = "2026-03-01T00:00:00Z" }), normalize.CodeSignatureExpired},
+		{"not yet", signedCatalog(host, host, func(tm map[string]any) { tm["issuedAt"] = "2026-04-01T00:00:00Z" }), normalize.CodeSignatureExpired},
+		{"no subject", signedCatalog(host, host, func(tm map[string]any) { delete(tm, "subject") }), normalize.CodeSubjectMismatch},
+		{"version", signedCatalog(host, host, func(tm map[string]any) { tm["subject"].(map[string]any)["version"] = "2.0.0" }), normalize.CodeSubjectMismatch},
+		{"http url", signedCatalog(host, host, func(tm map[string]any) {
+			tm["subject"].(map[string]any)["url"] = "http://pub.test/agents/one.json"
+		}), normalize.CodeSubjectMismatch},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, tc.body, now)
+			if v == nil || v.Catalog != nil {
+				t.Fatalf("verdicts = %+v, want one entry verdict and no catalog verdict", v)
+			}
+			ev := v.Entries["entries[0]"]
+			switch {
+			case tc.want == "" && !ev.Valid():
+				t.Fatalf("verdict = %+v, want valid", ev)
+			case tc.want != "" && (ev.Valid() || !slices.Contains(codes(ev), tc.want)):
+				t.Fatalf("verdict = %+v, want %s", ev, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeaderRules(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	sign := func(hdr map[string]any) []byte {
+		cat := map[string]any{"specVersion": "1.0", "host": map[string]any{"identifier": fixtures.DID(host)}, "entries": []any{}}
+		fixtures.SignManifest(cat, fixtures.SigningKey(host), fixtures.KeyID(host), hdr)
+		b, _ := json.Marshal(cat)
+		return b
+	}
+	cases := []struct {
+		name string
+		hdr  map[string]any
+		want string
+	}{
+		{"plain", nil, ""},
+		{"jwk", map[string]any{"jwk": map[string]string{"kty": "EC"}}, normalize.CodeForbiddenHeader},
+		{"x5u", map[string]any{"x5u": "https://pub.test/cert.pem"}, normalize.CodeForbiddenHeader},
+		{"x5c", map[string]any{"x5c": []string{"MIIB"}}, normalize.CodeForbiddenHeader},
+		{"hs256", map[string]any{"alg": "HS256"}, normalize.CodeUnsupportedSigAlg},
+		{"none", map[string]any{"alg": "none"}, normalize.CodeUnsupportedSigAlg},
+		{"kid elsewhere", map[string]any{"kid": "did:web:pub.test"}, normalize.CodeUnresolvableKey},
+		{"unknown key", map[string]any{"kid": "did:web:pub.test#key-9"}, normalize.CodeUnresolvableKey},
+		{"exp past", map[string]any{"exp": now.Add(-time.Hour).Unix()}, normalize.CodeSignatureExpired},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, sign(tc.hdr), now)
+			if v == nil || v.Catalog == nil {
+				t.Fatalf("verdicts = %+v, want a catalog verdict", v)
+			}
+			cv := *v.Catalog
+			if (tc.want == "") != cv.Valid() || (tc.want != "" && !slices.Contains(codes(cv), tc.want)) {
+				t.Fatalf("catalog verdict = %+v, want %q", cv, tc.want)
+			}
+		})
+	}
+}
+
+func TestCatalogSignerMustBeHost(t *testing.T) {
+	cat := map[string]any{"specVersion": "1.0", "host": map[string]any{"identifier": "did:web:a.test"}, "entries": []any{}}
+	fixtures.SignManifest(cat, fixtures.SigningKey("b.test"), fixtures.KeyID("b.test"), nil)
+	body, _ := json.Marshal(cat)
+	f := &docs{m: map[string][]byte{"https://b.test/.well-known/did.json": fixtures.DIDDocument("b.test")}}
+	v := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, body, now)
+	if v == nil || v.Catalog == nil || !slices.Contains(codes(*v.Catalog), normalize.CodeWrongSigner) {
+		t.Fatalf("verdicts = %+v, want wrong_signer", v)
+	}
+	if f.n.Load() != 0 {
+		t.Errorf("fetched %d documents for a wrong signer, want none", f.n.Load())
+	}
+}
+
+// TestRealworld: the published examples carry placeholder signatures; none
+// may pass, each failure is named, nothing panics.
+func TestRealworld(t *testing.T) {
+	files, _ := filepath.Glob("testdata/realworld/*.json")
+	if len(files) == 0 {
+		t.Fatal("no real-world files")
+	}
+	f := &docs{}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			body, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, body, now)
+			if v == nil {
+				return // nothing signed, no digest: unsigned_trust.json, trust_nonuri.json
+			}
+			all := append([]normalize.SignatureVerdict{}, mapValues(v.Entries)...)
+			if v.Catalog != nil {
+				all = append(all, *v.Catalog)
+			}
+			for _, sv := range all {
+				if sv.Valid() || len(sv.Problems) == 0 {
+					t.Errorf("verdict %+v passes a placeholder signature", sv)
+				}
+				for _, p := range sv.Problems {
+					if p.Code == "" || p.Path == "" || p.Message == "" {
+						t.Errorf("unnamed problem %+v", p)
+					}
+				}
+			}
+			// What each file must yield, for the files that say it.
+			want := map[string]string{
+				"weak_signature.json": normalize.CodeUnsupportedSigAlg,
+				"trust_findings.json": normalize.CodeBadSignature,
+				"trust_clean.json":    normalize.CodeUnresolvableKey,
+			}[filepath.Base(name)]
+			if want != "" && !slices.Contains(codes(normalize.SignatureVerdict{Problems: v.Problems()}), want) {
+				t.Errorf("problems %+v, want one %s", v.Problems(), want)
+			}
+		})
+	}
+}
+
+func mapValues(m map[string]normalize.SignatureVerdict) []normalize.SignatureVerdict {
+	var out []normalize.SignatureVerdict
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestDIDCache(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	clock := now
+	v := sigcheck.New(sigcheck.Config{CacheTTL: time.Hour, FailureTTL: time.Minute, Clock: func() time.Time { return clock }})
+	body := signedCatalog(host, host, nil)
+	for range 3 {
+		if ev := v.Catalog(t.Context(), f, body, now).Entries["entries[0]"]; !ev.Valid() {
+			t.Fatalf("verdict %+v", ev)
+		}
+	}
+	if n := f.n.Load(); n != 1 {
+		t.Fatalf("fetched the DID document %d times in its TTL, want 1", n)
+	}
+	clock = clock.Add(2 * time.Hour)
+	v.Catalog(t.Context(), f, body, now)
+	if n := f.n.Load(); n != 2 {
+		t.Fatalf("fetched %d times after the TTL, want 2", n)
+	}
+	// A failure is remembered for FailureTTL only.
+	other := signedCatalog("gone.test", "gone.test", nil)
+	v.Catalog(t.Context(), f, other, now)
+	v.Catalog(t.Context(), f, other, now)
+	if n := f.n.Load(); n != 3 {
+		t.Fatalf("fetched %d times, want the failed DID fetched once", n)
+	}
+	clock = clock.Add(2 * time.Minute)
+	v.Catalog(t.Context(), f, other, now)
+	if n := f.n.Load(); n != 4 {
+		t.Fatalf("fetched %d times, want the failed DID tried again after FailureTTL", n)
+	}
+}
+
+func TestDIDURL(t *testing.T) {
+	for did, want := range map[string]string{
+		"did:web:example.com":             "https://example.com/.well-known/did.json",
+		"did:web:example.com%3A8443":      "https://example.com:8443/.well-known/did.json",
+		"did:web:example.com:users:alice": "https://example.com/users/alice/did.json",
+		"did:web:Example.COM":             "https://example.com/.well-known/did.json",
+	} {
+		if got, err := sigcheck.DIDURL(did); err != nil || got != want {
+			t.Errorf("DIDURL(%q) = %q, %v; want %q", did, got, err, want)
+		}
+	}
+	for _, bad := range []string{"did:key:z6Mk", "did:web:", "did:web:a.com:..", "did:web:a.com%2Fevil"} {
+		if got, err := sigcheck.DIDURL(bad); err == nil {
+			t.Errorf("DIDURL(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestCheckDigest(t *testing.T) {
+	body := []byte("hello")
+	cases := []struct {
+		digest, want string
+	}{
+		{fixtures.Digest(body), ""},
+		{"SHA256:" + fixtures.Digest(body)[7:], ""},
+		{fixtures.Digest([]byte("other")), normalize.CodeDigestMismatch},
+		{"md5:5d41402abc4b2a76b9719d911017c592", normalize.CodeWeakDigest},
+		{"sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d", normalize.CodeWeakDigest},
+		{"sha256:not-hex!", normalize.CodeWeakDigest},
+		{"9f86d081", normalize.CodeWeakDigest},
+	}
+	for _, tc := range cases {
+		p := sigcheck.CheckDigest(tc.digest, body, "$.digest", "the body")
+		switch {
+		case tc.want == "" && p != nil:
+			t.Errorf("CheckDigest(%q) = %+v, want nil", tc.digest, p)
+		case tc.want != "" && (p == nil || p.Code != tc.want):
+			t.Errorf("CheckDigest(%q) = %+v, want %s", tc.digest, p, tc.want)
+		}
+	}
+}

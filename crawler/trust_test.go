@@ -1,0 +1,74 @@
+package crawler_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// TestCrawlSignatures crawls the signed publishers and checks that each
+// case ends with the trust level and problem the rules give it.
+func TestCrawlSignatures(t *testing.T) {
+	web := startWeb(t)
+	reg := prometheus.NewRegistry()
+	cfg := webConfig(web)
+	cfg.Metrics = reg
+	sink := &collector{}
+	c := newCrawler(t, cfg, sink)
+	crawl(t, c, web.SignedSeeds()...)
+
+	got := map[string]*normalize.Trust{}
+	for _, r := range sink.results() {
+		for _, rec := range r.Records {
+			got[rec.Identifier] = rec.Trust
+		}
+	}
+	cases := []struct {
+		id, level, code string
+	}{
+		{fixtures.SignedIdentifier(fixtures.SignedCaseValid), normalize.TrustSigned, ""},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseObject), normalize.TrustSigned, ""},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseCovered), normalize.TrustSigned, ""},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseTampered), normalize.TrustNone, normalize.CodeBadSignature},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseExpired), normalize.TrustNone, normalize.CodeSignatureExpired},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseWrongSigner), normalize.TrustNone, normalize.CodeWrongSigner},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseJKU), normalize.TrustNone, normalize.CodeForbiddenHeader},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseSubject), normalize.TrustNone, normalize.CodeSubjectMismatch},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseDigest), normalize.TrustNone, normalize.CodeDigestMismatch},
+		{"urn:air:" + fixtures.HostSignedNoDID + ":agent:unresolvable", normalize.TrustNone, normalize.CodeUnresolvableKey},
+		{"urn:air:" + fixtures.HostSignedTampered + ":agent:altered", normalize.TrustNone, normalize.CodeBadSignature},
+	}
+	for _, tc := range cases {
+		t.Run(tc.id, func(t *testing.T) {
+			tr := got[tc.id]
+			if tr == nil {
+				t.Fatalf("no record or no trust for %s", tc.id)
+			}
+			var codes []string
+			for _, p := range tr.Problems {
+				codes = append(codes, p.Code)
+			}
+			if tr.Level != tc.level || (tc.code == "" && len(codes) > 0) || (tc.code != "" && !slices.Contains(codes, tc.code)) {
+				t.Fatalf("trust = %s %v (%+v), want %s %q", tr.Level, codes, tr.Problems, tc.level, tc.code)
+			}
+			t.Logf("%s %v", tr.Level, tr.Problems)
+			if tr.CheckedAt.IsZero() {
+				t.Errorf("checkedAt is zero")
+			}
+			if tc.level == normalize.TrustSigned && tr.Signer != fixtures.DID(fixtures.HostSigned) {
+				t.Errorf("signer = %q, want %q", tr.Signer, fixtures.DID(fixtures.HostSigned))
+			}
+		})
+	}
+	const fam = "agentfinder_crawler_trust_checks_total"
+	if n := sumOf(t, reg, fam, map[string]string{"outcome": "valid"}); n < 3 {
+		t.Errorf("valid trust checks counted = %v, want at least 3", n)
+	}
+	if n := sumOf(t, reg, fam, map[string]string{"outcome": normalize.CodeWrongSigner}); n != 1 {
+		t.Errorf("wrong_signer checks counted = %v, want 1", n)
+	}
+}
