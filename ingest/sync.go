@@ -22,7 +22,7 @@ type docMeta struct {
 
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
-	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility}
+	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust"}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -35,16 +35,27 @@ type metaDoc struct {
 	Stale             bool              `json:"stale"`
 	LostClaims        []normalize.Claim `json:"lostClaims"`
 	Visibility        []string          `json:"visibility"`
+	Trust             *normalize.Trust  `json:"trust"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
-// hash and, for a record not public, its visibility, so that marking a seed
-// with groups (or unmarking it) rewrites records whose content is the same.
-func claimHash(contentHash string, visibility []string) string {
-	if len(visibility) == 0 {
-		return contentHash
+// hash; for a record not public, its visibility, so that marking a seed
+// with groups (or unmarking it) rewrites records whose content is the same;
+// and its trust verdict (level, signer, problem codes; not when it was
+// checked), so that a signature that expires or a key that goes away
+// rewrites a record whose catalog did not change.
+func claimHash(contentHash string, visibility []string, trust *normalize.Trust) string {
+	h := contentHash
+	if len(visibility) > 0 {
+		h += " visibility=" + strings.Join(visibility, ",")
 	}
-	return contentHash + " visibility=" + strings.Join(visibility, ",")
+	if trust != nil {
+		h += " trust=" + trust.Level + " " + trust.Signer
+		for _, p := range trust.Problems {
+			h += " " + p.Code
+		}
+	}
+	return h
 }
 
 // sourceState is one catalog's fetch health, persisted in <index>_sources.
@@ -112,7 +123,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 func (ix *Indexer) setMeta(m metaDoc) {
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
-		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility), verified: m.PublisherVerified,
+		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), verified: m.PublisherVerified,
 			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
 		lost: loadLostClaims(m.LostClaims),
 	})
@@ -342,7 +353,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
 		doc := normalize.NewDocument(rec, now)
-		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility),
+		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
 		ix.settle(b, ri, ar, id, in, &doc)
 	}
