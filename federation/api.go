@@ -13,6 +13,11 @@
 //     publisher lower-cased. The copy kept is the verified one, then the
 //     local one, then the earliest source's. Only configured (trusted)
 //     upstreams can claim publisherVerified.
+//   - Trust and health: only configured (trusted) upstreams' trust and
+//     health are relayed, each checked against normalize's closed lists;
+//     a learned registry's are dropped, so its results count as trust
+//     "none" and health "unknown" (Reported) and never pass signedOnly or
+//     liveOnly.
 //   - Provenance: upstream results get source (the endpoint we asked),
 //     originService (the upstream's own originService or source label when
 //     it is an http(s) URL, else
@@ -57,7 +62,14 @@ type Query struct {
 	Compliance []string            `json:"compliance,omitempty"`
 	Publisher  []string            `json:"publisher,omitempty"`
 	Filter     map[string][]string `json:"filter,omitempty"` // other ARD-style filters (tags, ...): OR within a key, AND across keys
-	PageSize   int                 `json:"pageSize"`
+	// Trust and Health, when set, are the trust levels and health statuses
+	// a result may have (one of them). They are forwarded as the filters
+	// trust.level and health, and every upstream result is held to them by
+	// what it reports (Reported): an upstream that ignores the filter does
+	// not get past it. An empty value matches nothing.
+	Trust    []string `json:"trust,omitempty"`
+	Health   []string `json:"health,omitempty"`
+	PageSize int      `json:"pageSize"`
 }
 
 // Hit is one search result from any source.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,18 @@ func (s shape) String() string {
 func requestBody(q Query, federation, pageToken string, s shape) []byte {
 	query := map[string]any{"text": q.Text}
 	root := map[string]any{"query": query, "pageSize": q.PageSize}
+	if len(q.Trust) > 0 || len(q.Health) > 0 {
+		f := make(map[string][]string, len(q.Filter)+2)
+		for k, v := range q.Filter {
+			f[k] = v
+		}
+		for k, v := range map[string][]string{"trust.level": q.Trust, "health": q.Health} {
+			if v = slices.DeleteFunc(slices.Clone(v), func(s string) bool { return s == "" }); len(v) > 0 {
+				f[k] = v
+			}
+		}
+		q.Filter = f
+	}
 	if pageToken != "" {
 		root["pageToken"] = pageToken
 	}
@@ -165,9 +178,9 @@ func post(ctx context.Context, c *http.Client, endpoint string, body []byte, via
 const maxUpstreamToken = 1024
 
 // reservedFields are set by this registry on upstream results; what an
-// upstream sends under these names is not relayed. publisherVerified is
-// relayed only from trusted upstreams.
-var reservedFields = []string{"score", "source", "originService", "receivedAt", "publisherVerified"}
+// upstream sends under these names is not relayed. publisherVerified,
+// trust and health are relayed only from trusted upstreams.
+var reservedFields = []string{"score", "source", "originService", "receivedAt", "publisherVerified", "trust", "health"}
 
 // parseAnswer parses an upstream body strictly (one JSON object, "results"
 // an array, "referrals" an array, "pageToken" a string) and validates every
@@ -289,6 +302,9 @@ func validHit(m map[string]json.RawMessage, endpoint string, trusted bool, now t
 	var verified bool
 	if trusted && json.Unmarshal(m["publisherVerified"], &verified) == nil && verified {
 		entry["publisherVerified"] = json.RawMessage("true")
+	}
+	if trusted {
+		relayTrustHealth(entry, m)
 	}
 	return Hit{
 		Identifier:    id,

@@ -243,6 +243,7 @@ func (f *Federator) call(ctx context.Context, sem chan struct{}, idx int, t targ
 	var ans answer
 	if err == nil {
 		ans, err = parseAnswer(body, ep, t.reg.Trusted(), now)
+		ans.hits = slices.DeleteFunc(ans.hits, func(h Hit) bool { return !q.admits(h) })
 	}
 	res.outcome.LatencyMS = time.Since(start).Milliseconds()
 	if err != nil {

@@ -36,6 +36,10 @@ const (
 	FieldContentHash       = "contentHash"
 	FieldLostClaims        = "lostClaims"
 	FieldVisibility        = "visibility"
+	// FieldTrustLevel and FieldHealthStatus are nested fields of the
+	// record's trust and health (Meilisearch filters them by dotted path).
+	FieldTrustLevel   = "trust.level"
+	FieldHealthStatus = "health.status"
 )
 
 // EmbedderName names the Meilisearch userProvided embedder holding each
@@ -123,29 +127,43 @@ type FilterField struct {
 	Field string    // the index field
 	Kind  FieldKind // how its values are held
 	Fold  bool      // values are stored lower-case; filters lower-case theirs
+	// Values, when set, is the closed list of values the field holds: a
+	// filter naming another is refused rather than matching nothing.
+	Values []string
 }
+
+// Trust levels and health statuses, the closed lists of their filters.
+var (
+	TrustLevels    = []string{TrustSigned, TrustDomain, TrustNone}
+	HealthStatuses = []string{HealthUp, HealthDown, HealthAuthRequired, HealthUnknown}
+)
 
 // FilterFields are the fields the search APIs filter on, by the name clients
 // use for them (the record's own name where it has one). ingest makes every
 // Field filterable.
 var FilterFields = map[string]FilterField{
-	"identifier":        {FieldIdentifier, KindString, false},
-	"type":              {FieldType, KindType, false},
-	"publisher":         {FieldPublisherNames, KindList, true},
-	"publisherVerified": {FieldPublisherVerified, KindBool, true},
-	"tags":              {FieldTags, KindList, false},
-	"skills":            {FieldSkills, KindList, false},
-	"capabilities":      {FieldCapabilities, KindList, false},
-	"protocols":         {FieldProtocols, KindList, true},
-	"compliance":        {FieldCompliance, KindList, true},
-	"status":            {FieldStatus, KindString, true},
-	"stale":             {FieldStale, KindBool, true},
-	"sourceCatalog":     {FieldSourceCatalog, KindString, false},
-	"updatedAt":         {FieldUpdatedAtTs, KindTime, false},
-	"indexedAt":         {FieldIndexedAtTs, KindTime, false},
-	"expiresAt":         {FieldExpiresAtTs, KindTime, false},
-	"languages":         {FieldLanguages, KindList, true},
-	"auth":              {FieldAuth, KindList, true},
+	"identifier":        {Field: FieldIdentifier, Kind: KindString},
+	"type":              {Field: FieldType, Kind: KindType},
+	"publisher":         {Field: FieldPublisherNames, Kind: KindList, Fold: true},
+	"publisherVerified": {Field: FieldPublisherVerified, Kind: KindBool, Fold: true},
+	"tags":              {Field: FieldTags, Kind: KindList},
+	"skills":            {Field: FieldSkills, Kind: KindList},
+	"capabilities":      {Field: FieldCapabilities, Kind: KindList},
+	"protocols":         {Field: FieldProtocols, Kind: KindList, Fold: true},
+	"compliance":        {Field: FieldCompliance, Kind: KindList, Fold: true},
+	"status":            {Field: FieldStatus, Kind: KindString, Fold: true},
+	"stale":             {Field: FieldStale, Kind: KindBool, Fold: true},
+	"sourceCatalog":     {Field: FieldSourceCatalog, Kind: KindString},
+	"updatedAt":         {Field: FieldUpdatedAtTs, Kind: KindTime},
+	"indexedAt":         {Field: FieldIndexedAtTs, Kind: KindTime},
+	"expiresAt":         {Field: FieldExpiresAtTs, Kind: KindTime},
+	"languages":         {Field: FieldLanguages, Kind: KindList, Fold: true},
+	"auth":              {Field: FieldAuth, Kind: KindList, Fold: true},
+	// trust.level and health: a record without them (indexed before they
+	// existed, or from a registry that does not say) counts as
+	// Record.TrustLevel and Record.HealthStatus say.
+	"trust.level": {Field: FieldTrustLevel, Kind: KindString, Fold: true, Values: TrustLevels},
+	"health":      {Field: FieldHealthStatus, Kind: KindString, Fold: true, Values: HealthStatuses},
 }
 
 // FacetFields are the fields whose values POST /explore counts, by the name
@@ -160,6 +178,30 @@ var FacetFields = map[string]string{
 	"capabilities": FieldCapabilities,
 	"skills":       FieldSkills,
 	"languages":    FieldLanguages,
+	"trust":        FieldTrustLevel,
+	"health":       FieldHealthStatus,
+}
+
+// TrustLevel is the record's trust level: Trust.Level, or, for a record
+// without a trust verdict, TrustDomain when its publisher is verified and
+// TrustNone otherwise (the level the crawler would have given it).
+func (r Record) TrustLevel() string {
+	if r.Trust != nil && r.Trust.Level != "" {
+		return r.Trust.Level
+	}
+	if r.PublisherVerified {
+		return TrustDomain
+	}
+	return TrustNone
+}
+
+// HealthStatus is the record's health status: Health.Status, or
+// HealthUnknown for a record never probed.
+func (r Record) HealthStatus() string {
+	if r.Health != nil && r.Health.Status != "" {
+		return r.Health.Status
+	}
+	return HealthUnknown
 }
 
 // SortFields are the fields a browse can be ordered by, by the name clients
