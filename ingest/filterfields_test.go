@@ -49,6 +49,8 @@ func TestTrustHealthFilterable(t *testing.T) {
 		if r.Records[i].Identifier == "urn:air:acme.test:agent:weather" {
 			r.Records[i].Trust = &normalize.Trust{Level: normalize.TrustSigned, Signer: "did:web:acme.test"}
 			r.Records[i].Health = &normalize.Health{Status: normalize.HealthUp, LatencyMs: 12}
+		} else {
+			r.Records[i].Trust, r.Records[i].Health = nil, nil // as written before either existed
 		}
 	}
 	e.sync(r)

@@ -17,9 +17,9 @@ import (
 // back as {agent_card, score, matched_tags} with agent cards in ADP's shape.
 //
 // The score is this registry's relevance score scaled to 0-1, not ADP's
-// five-factor baseline profile (§5): reputation, availability and rating
-// are signals this registry does not have, and one ranking serves every
-// binding. min_score is the search's cut-off on that score; without it the
+// five-factor baseline profile (§5): reputation and rating are signals this
+// registry does not have, availability (health) is shown and filtered
+// (live_only) but never scored, and one ranking serves every binding. min_score is the search's cut-off on that score; without it the
 // registry's default cut-off applies (not ADP's 0.1: the default is chosen
 // on this registry's scale).
 
@@ -32,6 +32,10 @@ type adpRequest struct {
 	Limit      json.RawMessage `json:"limit"`
 	MinScore   *float64        `json:"min_score"`
 	Federation *string         `json:"federation"`
+	// SignedOnly and LiveOnly (extensions) are POST /search's signedOnly
+	// and liveOnly.
+	SignedOnly bool `json:"signed_only"`
+	LiveOnly   bool `json:"live_only"`
 }
 
 // adpResponse is the adp.discover response (table 9).
@@ -43,6 +47,10 @@ type adpResult struct {
 	AgentCard   json.RawMessage `json:"agent_card"`
 	Score       float64         `json:"score"`
 	MatchedTags []string        `json:"matched_tags"`
+	// Trust and Health (extensions) are the record's, beside the score
+	// they do not enter.
+	Trust  *bindingTrust  `json:"trust,omitempty"`
+	Health *bindingHealth `json:"health,omitempty"`
 }
 
 // adpError answers errors with ADP's status names (INVALID_REQUEST,
@@ -104,6 +112,9 @@ func adpQuery(req *adpRequest) (q *searchQuery, err error) {
 	if err := q.addGroup("skill", tags); err != nil {
 		return nil, err
 	}
+	if err := q.addOptions(req.SignedOnly, req.LiveOnly); err != nil {
+		return nil, err
+	}
 	return q, nil
 }
 
@@ -122,7 +133,9 @@ func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error
 	}
 	out := adpResponse{Results: make([]adpResult, 0, len(ans.Hits))}
 	for _, h := range ans.Hits {
-		out.Results = append(out.Results, adpResult{AgentCard: agentCard(h), Score: round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)})
+		r := adpResult{AgentCard: agentCard(h), Score: round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)}
+		r.Trust, r.Health = bindingTrustHealth(h.Entry)
+		out.Results = append(out.Results, r)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -30,7 +31,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
 	for k := range qv {
 		switch k {
-		case "filter", "orderBy", "pageSize", "pageToken", "includeStale", "capability", "language":
+		case "filter", "orderBy", "pageSize", "pageToken", "includeStale", "capability", "language", "signedOnly", "liveOnly":
 		default:
 			return invalid("unknown query parameter %q", k)
 		}
@@ -43,13 +44,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 		}
 		size = n
 	}
-	includeStale := false
-	if v := qv.Get("includeStale"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return invalid("includeStale must be true or false")
-		}
-		includeStale = b
+	includeStale, err := boolParam(qv, "includeStale")
+	if err != nil {
+		return err
 	}
 	tree, err := parseFilter(qv.Get("filter"))
 	if err != nil {
@@ -63,7 +60,11 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	expr = andExpr(expr, short)
+	opts, err := listOptionsExpr(qv)
+	if err != nil {
+		return err
+	}
+	expr = andExpr(expr, short, opts)
 	sortRules, err := parseOrderBy(qv.Get("orderBy"))
 	if err != nil {
 		return err
@@ -99,6 +100,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	out := listResponse{Items: make([]map[string]json.RawMessage, 0, len(resp.Hits)), Total: resp.TotalHits}
 	for _, h := range resp.Hits {
 		h["source"] = s.sourceJSON
+		fillTrustHealth(h)
 		out.Items = append(out.Items, h)
 	}
 	if next := offset + size; int64(next) < resp.TotalHits && next < maxOffset {
@@ -106,6 +108,41 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// boolParam reads a true/false query parameter (false when absent).
+func boolParam(qv url.Values, name string) (bool, error) {
+	v := qv.Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, invalid("%s must be true or false", name)
+	}
+	return b, nil
+}
+
+// listOptionsExpr is the filter of GET /agents's signedOnly and liveOnly
+// parameters, the same filters as POST /search's options.
+func listOptionsExpr(qv url.Values) (string, error) {
+	signed, err := boolParam(qv, "signedOnly")
+	if err != nil {
+		return "", err
+	}
+	live, err := boolParam(qv, "liveOnly")
+	if err != nil {
+		return "", err
+	}
+	q := &searchQuery{}
+	if err := q.addOptions(signed, live); err != nil {
+		return "", err
+	}
+	parts := make([]string, 0, len(q.Groups))
+	for _, g := range q.Groups {
+		parts = append(parts, g.expr())
+	}
+	return andExpr(parts...), nil
 }
 
 // internalFields are index fields never shown to clients.
@@ -171,6 +208,7 @@ func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.
 		doc["provenance"] = p
 	}
 	doc["source"] = s.sourceJSON
+	fillTrustHealth(doc)
 	return doc, nil
 }
 

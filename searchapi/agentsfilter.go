@@ -382,14 +382,16 @@ func (p *parser) restriction() (fnode, error) {
 // filterAliases are other names the filter language accepts for fields of
 // normalize.FilterFields.
 var filterAliases = map[string]string{
-	"id":         "identifier",
-	"mediaType":  "type",
-	"verified":   "publisherVerified",
-	"tag":        "tags",
-	"skill":      "skills",
-	"capability": "capabilities",
-	"protocol":   "protocols",
-	"catalog":    "sourceCatalog",
+	"id":            "identifier",
+	"mediaType":     "type",
+	"verified":      "publisherVerified",
+	"tag":           "tags",
+	"skill":         "skills",
+	"capability":    "capabilities",
+	"protocol":      "protocols",
+	"catalog":       "sourceCatalog",
+	"trust":         "trust.level",
+	"health.status": "health",
 }
 
 // filterField returns the field a filter names, by its name or an alias.
@@ -443,6 +445,9 @@ func translateCmp(c cmpNode) (string, error) {
 	for _, v := range c.vals {
 		vals = append(vals, valueNorm(spec)(v))
 	}
+	if err := checkValues("filter: "+c.field, spec, vals); err != nil {
+		return "", err
+	}
 	switch spec.Kind {
 	case normalize.KindTime:
 		var ts []string
@@ -484,6 +489,9 @@ func translateCmp(c cmpNode) (string, error) {
 			if spec.Kind == normalize.KindType {
 				return inExpr(spec.Field, typeSpellings(v))
 			}
+			if a := absentExpr(spec.Field, v); a != "" {
+				return orExpr(eqExpr(spec.Field, v), a)
+			}
 			return eqExpr(spec.Field, v)
 		}
 		switch c.op {
@@ -498,6 +506,13 @@ func translateCmp(c cmpNode) (string, error) {
 					all = append(all, typeSpellings(v)...)
 				}
 				return inExpr(spec.Field, all), nil
+			}
+			if hasAbsentRule(spec.Field) {
+				parts := make([]string, len(vals))
+				for i, v := range vals {
+					parts[i] = one(v)
+				}
+				return orExpr(parts...), nil
 			}
 			return inExpr(spec.Field, vals), nil
 		}

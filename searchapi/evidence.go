@@ -20,6 +20,10 @@ type evidence struct {
 	MatchedTerms    []string           `json:"matchedTerms"`
 	ScoreComponents map[string]float64 `json:"scoreComponents"`
 	Freshness       freshness          `json:"freshness"`
+	// Trust and Health are the record's, shown beside the score they do
+	// not enter.
+	Trust  json.RawMessage `json:"trust,omitempty"`
+	Health json.RawMessage `json:"health,omitempty"`
 }
 
 type matchedExample struct {
@@ -96,6 +100,7 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 	}
 	_ = json.Unmarshal(h["updatedAt"], &ev.Freshness.MetadataUpdatedAt)
 	_ = json.Unmarshal(h["indexedAt"], &ev.Freshness.IndexedAt)
+	ev.Trust, ev.Health = h["trust"], h["health"]
 	return ev
 }
 

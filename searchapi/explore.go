@@ -51,11 +51,12 @@ func (s *Server) exploreCounts(ctx context.Context, q *searchQuery, fields []str
 	if err != nil {
 		return 0, nil, err
 	}
-	var dist map[string]map[string]int
-	if len(resp.FacetDistribution) > 0 {
-		if err := json.Unmarshal(resp.FacetDistribution, &dist); err != nil {
-			return 0, nil, err
-		}
+	dist, err := decodeFacets(resp.FacetDistribution)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.countAbsent(ctx, q, fields, resp.TotalHits, dist); err != nil {
+		return 0, nil, err
 	}
 	return resp.TotalHits, dist, nil
 }

@@ -135,7 +135,7 @@ func (g filterGroup) expr() string {
 		}
 		return notExpr(orExpr(parts...))
 	}
-	if g.Field == normalize.FieldType || len(g.Also) > 0 {
+	if g.Field == normalize.FieldType || len(g.Also) > 0 || hasAbsentRule(g.Field) {
 		parts := make([]string, len(g.Vals))
 		for i, v := range g.Vals {
 			parts[i] = g.valueExpr(v)
@@ -150,6 +150,9 @@ func (g filterGroup) expr() string {
 func (g filterGroup) valueExpr(v string) string {
 	if g.Field == normalize.FieldType {
 		return inExpr(g.Field, typeSpellings(v))
+	}
+	if a := absentExpr(g.Field, v); a != "" {
+		return orExpr(eqExpr(g.Field, v), a)
 	}
 	if len(g.Also) > 0 {
 		parts := []string{eqExpr(g.Field, v)}
@@ -209,6 +212,12 @@ var searchFilters = map[string]searchFilter{
 	// skill (ADP): the agent has one of the skill tags, or a child of it
 	// (skills hold every declared skill's parents), or the flat tag.
 	"skill": {"skills", opAny, skillValue, []string{normalize.FieldTags}},
+	// trust.level (also "trust") and health (also "health.status"): see
+	// trusthealth.go for records that lack them.
+	"trust.level":   {"trust.level", opAny, nil, nil},
+	"trust":         {"trust.level", opAny, nil, nil},
+	"health":        {"health", opAny, nil, nil},
+	"health.status": {"health", opAny, nil, nil},
 }
 
 // skillValue reduces an ADP skill tag query to what the skills field holds:
@@ -221,22 +230,23 @@ func skillValue(s string) string {
 }
 
 // newGroup builds a group for a known key from raw values, dropping empty
-// values. ok is false for an unknown key.
-func newGroup(key string, vals []string) (filterGroup, bool) {
+// values. ok is false for an unknown key; err names a value outside the
+// field's closed list.
+func newGroup(key string, vals []string) (g filterGroup, ok bool, err error) {
 	k, ok := searchFilters[key]
 	if !ok {
-		return filterGroup{}, false
+		return filterGroup{}, false, nil
 	}
 	f := normalize.FilterFields[k.name]
 	norm := valueNorm(f)
 	if k.norm != nil {
 		norm = k.norm
 	}
-	g := filterGroup{Key: key, Field: f.Field, Also: k.also, Op: k.op}
+	g = filterGroup{Key: key, Field: f.Field, Also: k.also, Op: k.op}
 	for _, v := range vals {
 		if v = norm(v); v != "" && !slices.Contains(g.Vals, v) {
 			g.Vals = append(g.Vals, v)
 		}
 	}
-	return g, true
+	return g, true, checkValues(key, f, g.Vals)
 }

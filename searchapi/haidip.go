@@ -44,6 +44,8 @@ type haidipResult struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Score       *float64        `json:"score,omitempty"` // absent when ranked is false
+	Trust       *bindingTrust   `json:"trust,omitempty"`
+	Health      *bindingHealth  `json:"health,omitempty"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 }
 
@@ -66,6 +68,7 @@ var haidipFilters = map[string]string{
 	"capability": "capability", "capabilities": "capability",
 	"language": "languages", "supported_language": "languages", "supported_languages": "languages",
 	"provider": "publisher", "tags": "tags", "protocols": "protocols", "type": "type", "authentication": "auth",
+	"trust": "trust.level", "trust_level": "trust.level", "health": "health", "health_status": "health",
 }
 
 // haidipQuery translates a HAIDIP search request into the shared query. top
@@ -93,9 +96,19 @@ func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) 
 	}
 	q.PageSize = skip + top
 	for _, name := range slices.Sorted(maps.Keys(req.Filters)) {
+		if name == "signed_only" || name == "live_only" {
+			var on bool
+			if err := json.Unmarshal(req.Filters[name], &on); err != nil {
+				return nil, 0, 0, invalid("filters.%s must be true or false", name)
+			}
+			if err := q.addOptions(on && name == "signed_only", on && name == "live_only"); err != nil {
+				return nil, 0, 0, err
+			}
+			continue
+		}
 		key, ok := haidipFilters[name]
 		if !ok {
-			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, authentication, provider, tags, protocols, type)", name)
+			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, authentication, provider, tags, protocols, type, trust_level, health, signed_only, live_only)", name)
 		}
 		var l stringList
 		if err := json.Unmarshal(req.Filters[name], &l); err != nil {
@@ -132,6 +145,7 @@ func (s *Server) handleAgentsSearch(w http.ResponseWriter, r *http.Request) erro
 	ranked := req.Ranked == nil || *req.Ranked
 	for _, h := range hits {
 		res := haidipResult{ID: h.Identifier, Name: entryString(h.Entry, "displayName"), Description: entryString(h.Entry, "description")}
+		res.Trust, res.Health = bindingTrustHealth(h.Entry)
 		if ranked {
 			sc := round3(h.Score / 100)
 			res.Score = &sc

@@ -45,7 +45,7 @@ var searchAttributes = []string{
 	"identifier", "displayName", "type", "url", "data", "description", "tags", "capabilities",
 	"representativeQueries", "version", "updatedAt", "metadata", "trustManifest",
 	"publisher", "publisherVerified", "compliance", "protocols", "skills", "bindings",
-	"status", "expiresAt", "indexedAt",
+	"status", "expiresAt", "indexedAt", "trust", "health",
 }
 
 // evidenceAttributes are retrieved in addition when evidence is asked for.
@@ -398,6 +398,7 @@ func (s *Server) mayPass(rel *relevance, from, nPool, cut int) bool {
 // toHit turns a fetched document, its fused components and its score
 // (0..100) into a result entry.
 func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool) federation.Hit {
+	fillTrustHealth(h)
 	if q.Evidence {
 		examples := h["examples"]
 		vectors := h["_vectors"]

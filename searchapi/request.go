@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 const (
@@ -80,6 +81,8 @@ type queryBody struct {
 	Capabilities    stringList                 `json:"capabilities"`
 	Protocols       stringList                 `json:"protocols"`
 	VerifiedOnly    *bool                      `json:"verifiedOnly"`
+	SignedOnly      *bool                      `json:"signedOnly"`
+	LiveOnly        *bool                      `json:"liveOnly"`
 	IncludeEvidence bool                       `json:"includeEvidence"`
 	IncludeStale    bool                       `json:"includeStale"`
 
@@ -184,6 +187,9 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 	}
 	if qb.VerifiedOnly != nil {
 		q.VerifiedOnly = *qb.VerifiedOnly
+	}
+	if err := q.addOptions(qb.SignedOnly != nil && *qb.SignedOnly, qb.LiveOnly != nil && *qb.LiveOnly); err != nil {
+		return nil, err
 	}
 	for k := range qb.Constraints {
 		return nil, unsupported("constraint %q is not supported", k)
@@ -308,9 +314,12 @@ func (q *searchQuery) addGroup(key string, vals []string) error {
 	if len(vals) == 0 {
 		return nil
 	}
-	g, ok := newGroup(key, vals)
+	g, ok, err := newGroup(key, vals)
 	if !ok {
 		return unsupported("filter %q is not supported", key)
+	}
+	if err != nil {
+		return err
 	}
 	if len(g.Vals) > 0 {
 		if len(g.Vals) > maxFilterValues {
@@ -338,9 +347,24 @@ func (q *searchQuery) addFields(qb *queryBody) error {
 	return nil
 }
 
+// addOptions adds the filters signedOnly and liveOnly stand for: trust
+// level signed, health up.
+func (q *searchQuery) addOptions(signed, live bool) error {
+	if signed {
+		if err := q.addGroup("trust.level", signedOnly); err != nil {
+			return err
+		}
+	}
+	if live {
+		return q.addGroup("health", liveOnly)
+	}
+	return nil
+}
+
 // addFilterObject adds the filters of query.filter (ARD), in key order. The
 // verified flags and preferredTags are not filters: the first set
-// VerifiedOnly, the second are returned.
+// VerifiedOnly, the second are returned; signedOnly and liveOnly add the
+// filters they stand for.
 func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (preferred []string, err error) {
 	for _, k := range slices.Sorted(maps.Keys(filter)) {
 		raw := filter[k]
@@ -351,6 +375,15 @@ func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (prefer
 				return nil, invalid("query.filter.%s must be a boolean", k)
 			}
 			q.VerifiedOnly = q.VerifiedOnly || v
+			continue
+		case "signedOnly", "liveOnly":
+			var v bool
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, invalid("query.filter.%s must be a boolean", k)
+			}
+			if err := q.addOptions(v && k == "signedOnly", v && k == "liveOnly"); err != nil {
+				return nil, err
+			}
 			continue
 		case "preferredTags":
 			var l stringList
@@ -426,7 +459,16 @@ func (q *searchQuery) normalized(kind string) string {
 // federationQuery is the query as forwarded upstream.
 func (q *searchQuery) federationQuery() federation.Query {
 	fq := federation.Query{Text: q.Text, PageSize: q.PageSize}
+	var trust, health [][]string
 	for _, g := range q.Groups {
+		switch g.Field {
+		case normalize.FieldTrustLevel:
+			trust = append(trust, g.Vals)
+			continue
+		case normalize.FieldHealthStatus:
+			health = append(health, g.Vals)
+			continue
+		}
 		switch g.Key {
 		case "type":
 			fq.Type = append(fq.Type, g.Vals...)
@@ -441,5 +483,6 @@ func (q *searchQuery) federationQuery() federation.Query {
 			fq.Filter[g.Key] = append(fq.Filter[g.Key], g.Vals...)
 		}
 	}
+	fq.Trust, fq.Health = intersect(trust), intersect(health)
 	return fq
 }

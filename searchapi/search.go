@@ -111,6 +111,9 @@ func (s *Server) runSearch(ctx context.Context, q *searchQuery, via []string) (*
 	if lp.Rel != nil {
 		fr.Results, lp.Best = s.rescoreFederated(ctx, lp.Rel, fr.Results, s.cutoff(q, lp.Rel))
 	}
+	for _, h := range fr.Results {
+		fillTrustHealth(h.Entry) // upstream results (local ones have them)
+	}
 	s.metrics.observeSearch(len(fr.Results), fr.Upstreams)
 	return &searchAnswer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: fr.PageToken,
 		Facets: lp.Facets, Reason: s.emptyReason(q, fr.Results, lp)}, nil

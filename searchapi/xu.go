@@ -65,6 +65,8 @@ type xuCandidate struct {
 	MatchedTags     []string           `json:"matched_tags,omitempty"`
 	MatchedExamples []xuExample        `json:"matched_examples,omitempty"`
 	Status          string             `json:"status"`
+	Trust           *bindingTrust      `json:"trust,omitempty"`
+	Health          *bindingHealth     `json:"health,omitempty"`
 	Freshness       *xuFreshness       `json:"freshness,omitempty"`
 	Redacted        bool               `json:"redacted,omitempty"`
 	Tags            []string           `json:"tags,omitempty"`
@@ -104,6 +106,13 @@ func xuError(ae *APIError, cid string) any {
 var xuConstraints = map[string]func(q *searchQuery, d time.Duration){
 	"max_results_age_seconds":  func(q *searchQuery, d time.Duration) { q.MaxIndexAge = d },
 	"max_metadata_age_seconds": func(q *searchQuery, d time.Duration) { q.MaxMetadataAge = d },
+}
+
+// xuFlags are the boolean constraints this registry applies: signed_only
+// and live_only, POST /search's signedOnly and liveOnly.
+var xuFlags = map[string]func(q *searchQuery) error{
+	"signed_only": func(q *searchQuery) error { return q.addOptions(true, false) },
+	"live_only":   func(q *searchQuery) error { return q.addOptions(false, true) },
 }
 
 // xuQuery translates a Discovery Request into the shared query. Constraints
@@ -147,6 +156,19 @@ func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupporte
 	q.setPreferredTags(req.PreferredTags)
 	appliedConstraints := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(req.Constraints)) {
+		if flag, ok := xuFlags[k]; ok {
+			var on bool
+			if err := json.Unmarshal(req.Constraints[k], &on); err != nil {
+				return nil, nil, nil, invalid("constraints.%s must be true or false", k)
+			}
+			if on {
+				if err := flag(q); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			appliedConstraints[k] = on
+			continue
+		}
 		set, ok := xuConstraints[k]
 		if !ok {
 			unsupportedFilters = append(unsupportedFilters, k)
@@ -230,6 +252,7 @@ func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandida
 	if c.Status == "" {
 		c.Status = "active"
 	}
+	c.Trust, c.Health = bindingTrustHealth(e)
 	var bs []struct {
 		Protocol  string `json:"protocol"`
 		URL       string `json:"url"`

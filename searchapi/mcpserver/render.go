@@ -11,13 +11,15 @@ import (
 // searchAnswer is the part of POST /search's answer the text shows.
 type searchAnswer struct {
 	Results []struct {
-		Identifier  string  `json:"identifier"`
-		DisplayName string  `json:"displayName"`
-		Type        string  `json:"type"`
-		URL         string  `json:"url"`
-		Description string  `json:"description"`
-		Score       float64 `json:"score"`
-		Source      string  `json:"source"`
+		Identifier  string        `json:"identifier"`
+		DisplayName string        `json:"displayName"`
+		Type        string        `json:"type"`
+		URL         string        `json:"url"`
+		Description string        `json:"description"`
+		Score       float64       `json:"score"`
+		Source      string        `json:"source"`
+		Trust       *resultTrust  `json:"trust"`
+		Health      *resultHealth `json:"health"`
 	} `json:"results"`
 	Referrals []struct {
 		Identifier  string `json:"identifier"`
@@ -28,6 +30,21 @@ type searchAnswer struct {
 	// Reason says why results is empty when the registry's cut-off left
 	// out every result.
 	Reason string `json:"reason"`
+}
+
+// resultTrust and resultHealth are the parts of a result's trust and
+// health the text shows.
+type resultTrust struct {
+	Level    string `json:"level"`
+	Signer   string `json:"signer"`
+	Problems []struct {
+		Code string `json:"code"`
+	} `json:"problems"`
+}
+
+type resultHealth struct {
+	Status    string `json:"status"`
+	LatencyMs int64  `json:"latencyMs"`
 }
 
 // renderSearch is the compact text of a search answer a model reads.
@@ -58,6 +75,9 @@ func renderSearch(text string, body json.RawMessage) string {
 			if d := oneLine(r.Description, 160); d != "" {
 				fmt.Fprintf(&b, "   %s\n", d)
 			}
+			if r.Trust != nil || r.Health != nil {
+				fmt.Fprintf(&b, "   %s\n", trustLine(r.Trust, r.Health))
+			}
 			fmt.Fprintf(&b, "   source: %s\n", r.Source)
 		}
 		if a.PageToken != "" {
@@ -72,6 +92,34 @@ func renderSearch(text string, body json.RawMessage) string {
 		fmt.Fprintf(&b, "Also ask: %s at %s\n", name, r.URL)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// trustLine says a result's trust and health in a few words: "trust:
+// signed by did:web:acme.com; health: up (42 ms)".
+func trustLine(t *resultTrust, h *resultHealth) string {
+	var parts []string
+	if t != nil && t.Level != "" {
+		s := "trust: " + t.Level
+		if t.Level == "signed" && t.Signer != "" {
+			s += " by " + t.Signer
+		}
+		var codes []string
+		for _, p := range t.Problems {
+			codes = append(codes, p.Code)
+		}
+		if len(codes) > 0 {
+			s += " (" + strings.Join(codes, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	if h != nil && h.Status != "" {
+		s := "health: " + h.Status
+		if h.Status == "up" && h.LatencyMs > 0 {
+			s += fmt.Sprintf(" (%d ms)", h.LatencyMs)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // oneLine returns the first line of s, at most n runes.

@@ -12,11 +12,14 @@ func TestRenderSearch(t *testing.T) {
 	}{
 		{
 			name: "good and weak",
-			body: `{"results":[{"identifier":"urn:ai:a.example:agent:a","displayName":"A","type":"application/a2a-agent-card+json","url":"https://a.example/a.json","description":"Books flights.\nSecond line.","score":91,"source":"https://r.example"},
-				{"identifier":"urn:ai:b.example:agent:b","displayName":"B","type":"t","score":12,"source":"https://r.example"}],
+			body: `{"results":[{"identifier":"urn:ai:a.example:agent:a","displayName":"A","type":"application/a2a-agent-card+json","url":"https://a.example/a.json","description":"Books flights.\nSecond line.","score":91,"source":"https://r.example",
+				"trust":{"level":"signed","signer":"did:web:a.example"},"health":{"status":"up","latencyMs":42}},
+				{"identifier":"urn:ai:b.example:agent:b","displayName":"B","type":"t","score":12,"source":"https://r.example",
+				"trust":{"level":"none","problems":[{"code":"bad_signature"}]},"health":{"status":"down"}}],
 				"referrals":[{"identifier":"urn:ai:up.example:registry:r","displayName":"Up","url":"https://up.example/search"}],"pageToken":"tok"}`,
 			want: []string{"1. A (urn:ai:a.example:agent:a) score 91", "url: https://a.example/a.json", "   Books flights.\n", "source: https://r.example",
-				"2. B (urn:ai:b.example:agent:b) score 12", "Also ask: Up at https://up.example/search", `pageToken "tok"`},
+				"trust: signed by did:web:a.example; health: up (42 ms)",
+				"2. B (urn:ai:b.example:agent:b) score 12", "trust: none (bad_signature); health: down", "Also ask: Up at https://up.example/search", `pageToken "tok"`},
 			not: []string{"Second line"},
 		},
 		{

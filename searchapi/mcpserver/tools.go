@@ -32,7 +32,11 @@ const filterSchema = `{
     "status": {"type": "array", "items": {"type": "string"}, "description": "Operational status: active, deprecated, testing, ..."},
     "auth": {"type": "array", "items": {"type": "string"}, "description": "Authentication methods the agent accepts: none, api-key, bearer, oauth2, oidc, mtls."},
     "identifier": {"type": "array", "items": {"type": "string"}},
-    "verifiedOnly": {"type": "boolean", "description": "Only entries whose publisher's domain served the catalog."}
+    "verifiedOnly": {"type": "boolean", "description": "Only entries whose publisher's domain served the catalog."},
+    "trust": {"type": "array", "items": {"type": "string", "enum": ["signed", "domain", "none"]}, "description": "Trust levels: signed (a valid signature by the publisher), domain (served from the publisher's own domain), none (neither, or a failed check)."},
+    "health": {"type": "array", "items": {"type": "string", "enum": ["up", "down", "auth_required", "unknown"]}, "description": "Endpoint health at the last probe: up, down, auth_required (answers but needs credentials), unknown (not probed)."},
+    "signedOnly": {"type": "boolean", "description": "Only entries signed by their publisher (trust signed)."},
+    "liveOnly": {"type": "boolean", "description": "Only entries whose endpoint answered the last probe (health up)."}
   },
   "additionalProperties": false
 }`
@@ -87,7 +91,7 @@ var exploreSchema = json.RawMessage(`{
   "properties": {
     "text": {"type": "string", "maxLength": 1000, "description": "Optional: count only entries matching these words."},` +
 	queryProperties() + `,
-    "facets": {"type": "array", "items": {"type": "string", "enum": ["type", "publisher", "tags", "compliance", "protocols", "capabilities", "skills", "languages"]}, "description": "What to count (default type, publisher, tags, compliance)."}
+    "facets": {"type": "array", "items": {"type": "string", "enum": ["type", "publisher", "tags", "compliance", "protocols", "capabilities", "skills", "languages", "trust", "health"]}, "description": "What to count (default type, publisher, tags, compliance)."}
   },
   "additionalProperties": false
 }`)
@@ -103,7 +107,8 @@ func searchTool() *mcp.Tool {
 		Title: "Search for agents",
 		Description: "Find AI agents, MCP servers and tools that can do a task. Describe the task in plain words in text " +
 			"(add filters only when the user requires them). Returns the best matches first, each with its name, identifier, " +
-			"type, url, a 0-100 relevance score, a one-line description and the registry it came from; \"also ask\" names other " +
+			"type, url, a 0-100 relevance score, a one-line description, its trust (signed, domain or none) and endpoint health " +
+			"(up, down, auth_required or unknown) and the registry it came from; \"also ask\" names other " +
 			"registries worth querying. When nothing matches well it says so: then do not pick a result, rephrase or tell the user. " +
 			"Use get_agent with a result's identifier for its endpoints and full metadata.",
 		InputSchema: searchSchema,
@@ -125,7 +130,7 @@ func exploreTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:  "explore",
 		Title: "Explore the index",
-		Description: "Count what the index holds, by type, publisher, tag, compliance, protocol, capability or skill, " +
+		Description: "Count what the index holds, by type, publisher, tag, compliance, protocol, capability, skill, trust or health, " +
 			"optionally only among entries matching text and filters. Use it to learn which tags or publishers exist " +
 			"before filtering a search, or to tell the user what kinds of agents are available.",
 		InputSchema: exploreSchema,

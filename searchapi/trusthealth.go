@@ -1,0 +1,212 @@
+package searchapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Trust and health are shown and filtered, never scored: the relevance
+// score reads neither (Agent Finder §7.1: the score is not a trust
+// rating). A record indexed before they existed, or relayed by a registry
+// that does not report them, lacks them; it counts, in filters, facet
+// counts and results alike, as normalize.Record.TrustLevel and
+// Record.HealthStatus say: trust "domain" when its publisher is verified,
+// else "none"; health "unknown".
+
+// signedOnly and liveOnly are the request options, as the filter groups
+// they stand for.
+var (
+	signedOnly = []string{normalize.TrustSigned}
+	liveOnly   = []string{normalize.HealthUp}
+)
+
+// absentExpr matches the records that lack field and count as value v
+// (folded) by the rule above, "" when none do. The rule is read from
+// normalize, never restated: a record without trust counts as the level
+// Record.TrustLevel gives it with its publisher verified or not.
+func absentExpr(field, v string) string {
+	missing := field + " NOT EXISTS"
+	switch field {
+	case normalize.FieldTrustLevel:
+		var parts []string
+		for _, verified := range []bool{true, false} {
+			if (normalize.Record{PublisherVerified: verified}).TrustLevel() == v {
+				parts = append(parts, normalize.FieldPublisherVerified+" = "+boolString(verified))
+			}
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return andExpr(missing, orExpr(parts...))
+	case normalize.FieldHealthStatus:
+		if (normalize.Record{}).HealthStatus() == v {
+			return missing
+		}
+	}
+	return ""
+}
+
+// hasAbsentRule reports whether a filter on field must also look at records
+// that lack it.
+func hasAbsentRule(field string) bool {
+	return field == normalize.FieldTrustLevel || field == normalize.FieldHealthStatus
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// checkValues refuses a value outside the closed list of a field that has
+// one (a trust level or health status that does not exist matches nothing,
+// which a client would take for an empty index).
+func checkValues(name string, f normalize.FilterField, vals []string) error {
+	if f.Values == nil {
+		return nil
+	}
+	for _, v := range vals {
+		if !slices.Contains(f.Values, v) {
+			return invalid("%s must be one of %v, got %q", name, f.Values, v)
+		}
+	}
+	return nil
+}
+
+// fillTrustHealth gives an entry that lacks trust or health the ones it
+// counts as, so every result and record shows both.
+func fillTrustHealth(e map[string]json.RawMessage) {
+	if e == nil {
+		return
+	}
+	trust, health := e["trust"], e["health"]
+	if present(trust) && present(health) {
+		return
+	}
+	level, status := federation.EntryTrustHealth(e)
+	if !present(trust) {
+		e["trust"] = mustJSON(normalize.Trust{Level: level})
+	}
+	if !present(health) {
+		e["health"] = mustJSON(normalize.Health{Status: status})
+	}
+}
+
+// intersect returns the values every one of lists holds, in the order of
+// the first; nil lists is nil.
+func intersect(lists [][]string) []string {
+	if len(lists) == 0 {
+		return nil
+	}
+	out := []string{}
+	for _, v := range lists[0] {
+		all := true
+		for _, l := range lists[1:] {
+			all = all && slices.Contains(l, v)
+		}
+		if all {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return []string{""} // contradictory filters: nothing passes
+	}
+	return out
+}
+
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// countAbsent adds to dist, the facet counts of an explore over q's
+// matches (total of them), the records that lack trust or health under the
+// value they count as: Meilisearch counts only the values documents hold.
+// A record lacks health when no status counts it; which level a record
+// without trust counts as depends on its publisherVerified, which one more
+// count (only when trust is asked for) tells.
+func (s *Server) countAbsent(ctx context.Context, q *searchQuery, fields []string, total int64, dist map[string]map[string]int) error {
+	for _, f := range []string{normalize.FieldHealthStatus, normalize.FieldTrustLevel} {
+		if slices.Contains(fields, f) && dist[f] == nil {
+			dist[f] = map[string]int{}
+		}
+	}
+	if m, ok := dist[normalize.FieldHealthStatus]; ok {
+		sum := 0
+		for _, n := range m {
+			sum += n
+		}
+		if rest := int(total) - sum; rest > 0 {
+			m[(normalize.Record{}).HealthStatus()] += rest
+		}
+	}
+	m, ok := dist[normalize.FieldTrustLevel]
+	if !ok {
+		return nil
+	}
+	sum := 0
+	for _, n := range m {
+		sum += n
+	}
+	if int(total) == sum {
+		return nil
+	}
+	req := s.exploreSearch(q, []string{normalize.FieldPublisherVerified})
+	req.Filter = andExpr(s.filter(q), normalize.FieldTrustLevel+" NOT EXISTS")
+	resp, err := s.rawSearch(ctx, req)
+	if err != nil {
+		return err
+	}
+	absent, err := decodeFacets(resp.FacetDistribution)
+	if err != nil {
+		return err
+	}
+	for v, n := range absent[normalize.FieldPublisherVerified] {
+		level := (normalize.Record{PublisherVerified: v == "true"}).TrustLevel()
+		m[level] += n
+	}
+	return nil
+}
+
+// bindingTrust and bindingHealth are a result's trust and health in the
+// snake_case of the xu, HAIDIP and ADP bindings.
+type bindingTrust struct {
+	Level     string   `json:"level"`
+	Signer    string   `json:"signer,omitempty"`
+	CheckedAt string   `json:"checked_at,omitempty"`
+	Problems  []string `json:"problems,omitempty"` // problem codes
+}
+
+type bindingHealth struct {
+	Status    string `json:"status"`
+	CheckedAt string `json:"checked_at,omitempty"`
+	LatencyMs int64  `json:"latency_ms,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+// bindingTrustHealth reads a result's trust and health (every result has
+// them: runSearch fills in those a record lacks).
+func bindingTrustHealth(e map[string]json.RawMessage) (*bindingTrust, *bindingHealth) {
+	var t normalize.Trust
+	var h normalize.Health
+	_ = json.Unmarshal(e["trust"], &t)
+	_ = json.Unmarshal(e["health"], &h)
+	xt := &bindingTrust{Level: t.Level, Signer: t.Signer}
+	if !t.CheckedAt.IsZero() {
+		xt.CheckedAt = t.CheckedAt.UTC().Format(time.RFC3339)
+	}
+	for _, p := range t.Problems {
+		xt.Problems = append(xt.Problems, p.Code)
+	}
+	xh := &bindingHealth{Status: h.Status, LatencyMs: h.LatencyMs, Detail: h.Detail}
+	if !h.CheckedAt.IsZero() {
+		xh.CheckedAt = h.CheckedAt.UTC().Format(time.RFC3339)
+	}
+	return xt, xh
+}
