@@ -1,9 +1,11 @@
 package crawler
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -26,6 +28,7 @@ const (
 	kindOwnership // a small text file proving control of a host
 	kindDID       // a did:web DID document, for signature keys
 	kindAttest    // an attestation document, for its digest
+	kindProbe     // an endpoint's liveness: status and headers only (Visitor)
 )
 
 func (k kind) accept() string {
@@ -49,6 +52,9 @@ type fetched struct {
 	Header    http.Header
 	Body      []byte
 	Truncated bool // only for kindHome: the body was cut at MaxBodySize
+	// Elapsed, for kindProbe, is from the request leaving (after any wait
+	// for the host's limit) to its response headers arriving.
+	Elapsed time.Duration
 }
 
 // slot carries one colly request's outcome from its callbacks back to the
@@ -58,6 +64,7 @@ type slot struct {
 	kind     kind
 	res      *fetched
 	tooLarge bool
+	sent     time.Time // kindProbe: when the request left
 }
 
 const slotKey = "agentfinder.slot"
@@ -87,9 +94,19 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 	// requesting it: see session.robotsCheck.
 	col.IgnoreRobotsTxt = true
 	col.SetClient(c.client)
+	col.OnRequestHeaders(func(r *colly.Request) {
+		if s, _ := r.Ctx.GetAny(slotKey).(*slot); s != nil && s.kind == kindProbe {
+			s.sent = time.Now()
+		}
+	})
 	col.OnResponseHeaders(func(r *colly.Response) {
 		s, _ := r.Ctx.GetAny(slotKey).(*slot)
 		if s == nil || s.kind == kindHome {
+			return
+		}
+		if s.kind == kindProbe {
+			s.res = &fetched{URL: r.Request.URL.String(), Status: r.StatusCode, Header: r.Headers.Clone(), Elapsed: time.Since(s.sent)}
+			r.Request.Abort()
 			return
 		}
 		if n, err := strconv.ParseInt(r.Headers.Get("Content-Length"), 10, 64); err == nil && n > s.limit {
@@ -126,29 +143,11 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		if err != nil {
 			return nil, err
 		}
-		if !s.c.cfg.hostAllowed(u.Hostname()) {
-			return nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
-		}
-		col := s.col
-		if k != kindRobots {
-			h, err := s.robotsCheck(ctx, u)
-			if errors.Is(err, ErrRobotsDisallowed) {
-				s.c.metrics.robotsDisallowed()
-			}
-			if err != nil {
-				return nil, fmt.Errorf("get %s: %w", u, err)
-			}
-			if h.col != nil {
-				col = h.col
-			}
+		col, hdr, err := s.prepare(ctx, u, k)
+		if err != nil {
+			return nil, err
 		}
 		seen[u.String()] = true
-		hdr := http.Header{}
-		hdr.Set("User-Agent", s.c.cfg.UserAgent)
-		hdr.Set("Accept", k.accept())
-		for name, vs := range s.c.cfg.headersFor(u.Hostname()) {
-			hdr[name] = vs
-		}
 		if hop == 0 && v != nil {
 			if v.ETag != "" {
 				hdr.Set("If-None-Match", v.ETag)
@@ -161,26 +160,67 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 		if err != nil {
 			return nil, fmt.Errorf("get %s: %w", u, err)
 		}
-		loc := res.Header.Get("Location")
-		if !isRedirect(res.Status) || loc == "" {
-			return res, nil
+		next, err := s.redirectTarget(raw, u, res, seen, hop)
+		if err != nil || next == "" {
+			return res, err
 		}
-		next, err := u.Parse(loc)
-		if err != nil {
-			return nil, fmt.Errorf("get %s: redirect to %q: %w", u, loc, ErrInvalidURL)
-		}
-		next.Fragment = ""
-		if s.pinHost != "" && !strings.EqualFold(next.Host, s.pinHost) {
-			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrOtherHost)
-		}
-		if seen[next.String()] {
-			return nil, fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrRedirectLoop)
-		}
-		if hop+1 > s.c.cfg.MaxRedirects {
-			return nil, fmt.Errorf("get %s: %w (%d)", raw, ErrTooManyRedirects, s.c.cfg.MaxRedirects)
-		}
-		cur = next.String()
+		cur = next
 	}
+}
+
+// prepare checks u against the host patterns and robots.txt (except for
+// robots.txt itself) and returns the collector to send it with (the host's,
+// holding its per-host limit) and the request headers: user agent, Accept
+// for k, and the headers configured for the host.
+func (s *session) prepare(ctx context.Context, u *url.URL, k kind) (*colly.Collector, http.Header, error) {
+	if !s.c.cfg.hostAllowed(u.Hostname()) {
+		return nil, nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
+	}
+	col := s.col
+	if k != kindRobots {
+		h, err := s.robotsCheck(ctx, u)
+		if errors.Is(err, ErrRobotsDisallowed) {
+			s.c.metrics.robotsDisallowed()
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("get %s: %w", u, err)
+		}
+		if h.col != nil {
+			col = h.col
+		}
+	}
+	hdr := http.Header{}
+	hdr.Set("User-Agent", s.c.cfg.UserAgent)
+	hdr.Set("Accept", k.accept())
+	for name, vs := range s.c.cfg.headersFor(u.Hostname()) {
+		hdr[name] = vs
+	}
+	return col, hdr, nil
+}
+
+// redirectTarget returns the next URL when res (the answer to u, hop hops after
+// raw) is a redirect, "" when it is not; a redirect that loops, leaves the
+// pinned host or makes the chain too long is an error.
+func (s *session) redirectTarget(raw string, u *url.URL, res *fetched, seen map[string]bool, hop int) (string, error) {
+	loc := res.Header.Get("Location")
+	if !isRedirect(res.Status) || loc == "" {
+		return "", nil
+	}
+	next, err := u.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("get %s: redirect to %q: %w", u, loc, ErrInvalidURL)
+	}
+	next.Fragment = ""
+	if s.pinHost != "" && !strings.EqualFold(next.Host, s.pinHost) {
+		return "", fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrOtherHost)
+	}
+	if seen[next.String()] {
+		return "", fmt.Errorf("get %s: redirect to %s: %w", u, next, ErrRedirectLoop)
+	}
+	if hop+1 > s.c.cfg.MaxRedirects {
+		return "", fmt.Errorf("get %s: %w (%d)", raw, ErrTooManyRedirects, s.c.cfg.MaxRedirects)
+	}
+	return next.String(), nil
 }
 
 func isRedirect(status int) bool {
@@ -241,8 +281,14 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// do sends one request through colly.
+// do sends one GET request through colly.
 func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
+	return s.send(ctx, col, http.MethodGet, u, hdr, nil, k)
+}
+
+// send sends one request through colly. For kindProbe only the status and
+// headers are read: the body is abandoned unread.
+func (s *session) send(ctx context.Context, col *colly.Collector, method string, u *url.URL, hdr http.Header, body []byte, k kind) (*fetched, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -250,9 +296,16 @@ func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr 
 	sl := &slot{limit: s.c.cfg.MaxBodySize, kind: k}
 	cctx := colly.NewContext()
 	cctx.Put(slotKey, sl)
-	s.c.log.Debug("request", "url", u.String())
+	s.c.log.Debug("request", "method", method, "url", u.String())
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
 	start := time.Now()
-	err := col.Request(http.MethodGet, u.String(), nil, cctx, hdr)
+	err := col.Request(method, u.String(), rd, cctx, hdr)
+	if k == kindProbe && errors.Is(err, colly.ErrAbortedAfterHeaders) && sl.res != nil {
+		err = nil // the probe stopped reading after the headers, as it asked
+	}
 	if sl.res != nil {
 		s.c.metrics.request(k, time.Since(start), len(sl.res.Body))
 	} else {

@@ -82,6 +82,8 @@ func (k kind) String() string {
 		return "did"
 	case kindAttest:
 		return "attestation"
+	case kindProbe:
+		return "probe"
 	}
 	return "other"
 }

@@ -1,0 +1,86 @@
+package crawler
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// Visitor sends single requests under the crawl's rules, for callers that
+// check endpoints rather than crawl catalogs (the endpoint prober): the
+// network guard on every dial, host patterns and per-host headers,
+// robots.txt (fetched once per host for the Visitor's life, Crawl-delay
+// included), the per-host limit, and the request timeout. Unlike a crawl it
+// makes one attempt per request: the caller decides what a failure means.
+// It is safe for concurrent use.
+type Visitor struct {
+	s *session
+}
+
+// NewVisitor returns a Visitor whose requests run under ctx. Its robots.txt
+// cache lives as long as the Visitor: make one per round of checks, so a
+// host's robots.txt is read once per round and never grows stale.
+func (c *Crawler) NewVisitor(ctx context.Context) *Visitor {
+	return &Visitor{s: &session{
+		c:       c,
+		col:     c.newCollector(ctx),
+		hosts:   map[string]*hostState{},
+		limited: map[string]*colly.Collector{},
+		visited: map[string]bool{},
+		perSeed: map[int]int{},
+	}}
+}
+
+// VisitResponse is the status and headers of a Visitor's request.
+type VisitResponse struct {
+	URL     string        // final URL, after redirects a GET followed
+	Status  int           // HTTP status
+	Header  http.Header   // response headers
+	Elapsed time.Duration // request sent to headers received, summed over redirect hops (robots.txt and waits for the host's limit excluded)
+}
+
+// Visit sends one request: method to raw, with header added to the crawl's
+// own (user agent, per-host headers) and body, if any. Only the status and
+// headers are read; the body is abandoned unread, so a streaming answer
+// (an MCP server's event stream) cannot hold the caller. A GET follows
+// redirects hop by hop, each hop checked like the first; other methods
+// return the redirect itself. Errors are the crawl's (see Reason):
+// ErrRobotsDisallowed, ErrSSRFBlocked, ErrExcluded, timeouts, ...
+func (v *Visitor) Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*VisitResponse, error) {
+	s := v.s
+	seen := map[string]bool{}
+	cur := raw
+	var elapsed time.Duration
+	for hop := 0; ; hop++ {
+		u, err := parseHTTPURL(cur)
+		if err != nil {
+			return nil, err
+		}
+		col, hdr, err := s.prepare(ctx, u, kindProbe)
+		if err != nil {
+			return nil, err
+		}
+		for name, vs := range header {
+			hdr[http.CanonicalHeaderKey(name)] = vs
+		}
+		seen[u.String()] = true
+		res, err := s.send(ctx, col, method, u, hdr, body, kindProbe)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", method, u, err)
+		}
+		elapsed += res.Elapsed
+		next := ""
+		if method == http.MethodGet {
+			if next, err = s.redirectTarget(raw, u, res, seen, hop); err != nil {
+				return nil, err
+			}
+		}
+		if next == "" {
+			return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Elapsed: elapsed}, nil
+		}
+		cur = next
+	}
+}
