@@ -79,6 +79,10 @@ type Config struct {
 	// CatalogResult after its writes finished (or failed). It must not block
 	// for long and must not call Put or Flush.
 	OnResult func(catalog string, applied ApplyResult)
+	// Health, when set, says each record's last probed health: ingest
+	// stamps it on every document it writes, so a recrawl never resets a
+	// known health. Records it does not know carry {status: unknown}.
+	Health HealthSource
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// RetryMin and RetryMax bound the backoff while Meilisearch is
@@ -210,8 +214,9 @@ type Indexer struct {
 	held heldSet // catalogs durably written; read by Holds from any goroutine
 
 	// Worker-owned state.
-	docs map[string]*docMeta
-	srcs map[string]*source
+	docs      map[string]*docMeta
+	srcs      map[string]*source
+	unstamped map[string]string // id -> identifier of documents loaded without health (until setup stamps them)
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -220,6 +225,7 @@ type Indexer struct {
 type item struct {
 	res    *normalize.CatalogResult
 	flush  chan error
+	health *healthUpdate
 	urgent bool // write the batch holding it at once (see Urgent)
 }
 
@@ -250,15 +256,16 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		cfg: cfg,
 		st: &store{client: client, logger: cfg.Logger.With("component", "ingest"),
 			retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, poll: 3 * time.Millisecond},
-		index:   cfg.Index,
-		sources: cfg.Index + "_sources",
-		vcache:  &vectorCache{max: 4096},
-		queue:   make(chan item, cfg.QueueSize),
-		closing: make(chan struct{}),
-		sealed:  make(chan struct{}),
-		done:    make(chan struct{}),
-		docs:    make(map[string]*docMeta),
-		srcs:    make(map[string]*source),
+		index:     cfg.Index,
+		sources:   cfg.Index + "_sources",
+		vcache:    &vectorCache{max: 4096},
+		queue:     make(chan item, cfg.QueueSize),
+		closing:   make(chan struct{}),
+		sealed:    make(chan struct{}),
+		done:      make(chan struct{}),
+		docs:      make(map[string]*docMeta),
+		srcs:      make(map[string]*source),
+		unstamped: make(map[string]string),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()
@@ -294,6 +301,9 @@ func (ix *Indexer) setup(ctx context.Context) error {
 	}
 	if changed {
 		ix.st.logger.Info("index settings applied", "index", ix.index)
+	}
+	if err := ix.stampUnstamped(ctx); err != nil {
+		return err
 	}
 	if reembed {
 		// Documents written before this embedder setting have no (or

@@ -22,7 +22,8 @@ type docMeta struct {
 
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
-	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust"}
+	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
+	normalize.FieldHealth}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -36,6 +37,7 @@ type metaDoc struct {
 	LostClaims        []normalize.Claim `json:"lostClaims"`
 	Visibility        []string          `json:"visibility"`
 	Trust             *normalize.Trust  `json:"trust"`
+	Health            *normalize.Health `json:"health"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -103,6 +105,9 @@ func (ix *Indexer) load(ctx context.Context) error {
 			return fmt.Errorf("load %s: %w", ix.index, err)
 		}
 		ix.setMeta(m)
+		if m.Health == nil {
+			ix.unstamped[m.ID] = m.Identifier
+		}
 		return nil
 	})
 	if err != nil {
@@ -258,6 +263,10 @@ func (ix *Indexer) add(b *batch, it item) {
 		b.forced = true
 		return
 	}
+	if it.health != nil {
+		it.health.held <- ix.setHealth(b, it.health)
+		return
+	}
 	b.results = append(b.results, ix.apply(b, len(b.results), it.res))
 	if it.urgent {
 		b.forced = true
@@ -352,6 +361,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// Ownership is by the catalog the result came from, whatever the
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
+		rec.Health = ix.healthFor(rec.Identifier)
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}

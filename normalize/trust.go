@@ -58,3 +58,7 @@ const (
 	HealthAuthRequired = "auth_required" // answered 401 or 403: there, but gated
 	HealthUnknown      = "unknown"       // not probed (no endpoint, stdio only) or not yet
 )
+
+// FieldHealth is the index field holding a record's Health; ingest updates
+// it alone when a probe's verdict comes in.
+const FieldHealth = "health"

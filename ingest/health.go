@@ -1,0 +1,92 @@
+package ingest
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// HealthSource knows the last probed health of records (the endpoint
+// prober's state). Health is called from the indexer's goroutine and must
+// not block.
+type HealthSource interface {
+	// Health returns the health of the record with identifier, and false
+	// when it has none (never probed, or nothing to probe).
+	Health(identifier string) (normalize.Health, bool)
+}
+
+// healthUpdate is one probe verdict on its way to the writer goroutine.
+type healthUpdate struct {
+	id     string
+	health normalize.Health
+	held   chan bool // answered once applied: whether ingest holds the document
+}
+
+// healthFor returns the health a document written for identifier carries:
+// the last one probed, else unknown, so that filters and facets see every
+// record.
+func (ix *Indexer) healthFor(identifier string) *normalize.Health {
+	if ix.cfg.Health != nil {
+		if h, ok := ix.cfg.Health.Health(identifier); ok && h.Status != "" {
+			return &h
+		}
+	}
+	return &normalize.Health{Status: normalize.HealthUnknown}
+}
+
+// SetHealth writes a probe's verdict on the record with identifier, by
+// updating its health field alone (the record is not rewritten, nor
+// re-embedded). It returns once the indexer has taken the update into its
+// next write, with held false when ingest holds no document for identifier
+// (nothing is written then). It blocks like Put while the queue is full.
+func (ix *Indexer) SetHealth(ctx context.Context, identifier string, h normalize.Health) (bool, error) {
+	u := &healthUpdate{id: normalize.DocID(identifier), health: h, held: make(chan bool, 1)}
+	if err := ix.send(ctx, item{health: u}); err != nil {
+		return false, err
+	}
+	select {
+	case held := <-u.held:
+		return held, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// setHealth puts a verdict into batch b: onto the document b writes anyway,
+// else as a patch of the health field.
+func (ix *Indexer) setHealth(b *batch, u *healthUpdate) bool {
+	if ix.docs[u.id] == nil {
+		return false
+	}
+	h := u.health
+	if d, ok := b.upserts[u.id]; ok {
+		d.Health = &h
+		return true
+	}
+	b.patch(u.id, normalize.FieldHealth, h)
+	return true
+}
+
+// stampUnstamped gives documents indexed before records carried health
+// theirs (or unknown), so that a health filter sees them without waiting
+// for their catalogs to change.
+func (ix *Indexer) stampUnstamped(ctx context.Context) error {
+	ids := slices.Sorted(maps.Keys(ix.unstamped))
+	for start := 0; start < len(ids); start += chunkDocs {
+		part := ids[start:min(start+chunkDocs, len(ids))]
+		patch := make([]map[string]any, len(part))
+		for i, id := range part {
+			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldHealth: ix.healthFor(ix.unstamped[id])}
+		}
+		if err := ix.st.write(ctx, "stamp health on documents", ix.st.patchTask(ix.index, patch).send); err != nil {
+			return err
+		}
+	}
+	if len(ids) > 0 {
+		ix.st.logger.Info("health stamped on documents indexed without it", "documents", len(ids))
+	}
+	ix.unstamped = nil
+	return nil
+}
