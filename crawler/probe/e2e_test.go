@@ -1,0 +1,284 @@
+package probe_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/ingest"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi"
+)
+
+// The liveness cases of fixtures.HostLive, by identifier.
+const (
+	idUp      = "urn:ai:live.test:agent:up"
+	idDown    = "urn:ai:live.test:agent:down"
+	idRefused = "urn:ai:live.test:agent:refused"
+	idSlow    = "urn:ai:live.test:agent:slow"
+	idGated   = "urn:ai:live.test:agent:gated"
+	idHidden  = "urn:ai:live.test:agent:hidden"
+	idMCP     = "urn:ai:live.test:mcp:up"
+	idStdio   = "urn:ai:live.test:mcp:stdio"
+	idNotes   = "urn:ai:live.test:skill:notes"
+)
+
+// clock is a test clock the prober reads.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// healthSink hands the prober's verdicts to an indexer made after it (the
+// indexer reads the prober's state, the prober writes to the indexer).
+type healthSink struct{ ix *ingest.Indexer }
+
+func (s *healthSink) SetHealth(ctx context.Context, id string, h normalize.Health) (bool, error) {
+	return s.ix.SetHealth(ctx, id, h)
+}
+
+// observed is the crawler's sink in serve's shape: ingest first, then the
+// prober learns the records.
+type observed struct {
+	ix *ingest.Indexer
+	p  *probe.Prober
+}
+
+func (o observed) Put(ctx context.Context, res normalize.CatalogResult) error {
+	if err := o.ix.Put(ctx, res); err != nil {
+		return err
+	}
+	o.p.Observe(res.Records)
+	return nil
+}
+
+// live is crawl -> ingest (a real Meilisearch) -> prober -> search over
+// the fixture web's live.test.
+type live struct {
+	t     *testing.T
+	web   *fixtures.Web
+	clock *clock
+	cfg   probe.Config
+	cr    *crawler.Crawler
+	ix    *ingest.Indexer
+	p     *probe.Prober
+	api   *httptest.Server
+}
+
+func newLive(t *testing.T) *live {
+	t.Helper()
+	m, index := meilitest.Index(t, "probe")
+	web, err := fixtures.Start(context.Background(), fixtures.Options{})
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	l := &live{t: t, web: web, clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	l.cfg = probe.Config{Slow: 100 * time.Millisecond, Now: l.clock.Now, StatePath: filepath.Join(t.TempDir(), "probe.json")}
+	cr, err := crawler.New(crawler.Config{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
+		AllowPrivate: true,
+		Timeout:      2 * time.Second,
+		MaxAttempts:  1,
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cr.Close() })
+	l.cr = cr
+	sink := &healthSink{}
+	if l.p, err = probe.New(l.cfg, cr, sink); err != nil {
+		t.Fatal(err)
+	}
+	if l.ix, err = ingest.New(t.Context(), m.Client, ingest.Config{Index: index, Health: l.p}); err != nil {
+		t.Fatal(err)
+	}
+	sink.ix = l.ix
+	t.Cleanup(func() { l.ix.Close(context.Background()) })
+	srv, err := searchapi.New(searchapi.Config{Index: index, Meili: m.Client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.api = httptest.NewServer(srv.Handler())
+	t.Cleanup(l.api.Close)
+	return l
+}
+
+// crawl crawls live.test into the index through a crawler of its own whose
+// sink feeds the prober, and waits until the index has it.
+func (l *live) crawl() {
+	l.t.Helper()
+	c, err := crawler.New(crawler.Config{
+		DNSServer:    l.web.DNSAddr,
+		CAFile:       l.web.CAFile,
+		PortMap:      map[string]string{"443": strconv.Itoa(l.web.HTTPSPort), "80": strconv.Itoa(l.web.HTTPPort)},
+		AllowPrivate: true,
+		Timeout:      2 * time.Second,
+		DisableDNS:   true,
+	}, observed{ix: l.ix, p: l.p}, nil)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Crawl(l.t.Context(), []string{fixtures.HostLive}); err != nil {
+		l.t.Fatalf("crawl: %v", err)
+	}
+	l.flush()
+}
+
+func (l *live) flush() {
+	l.t.Helper()
+	if err := l.ix.Flush(l.t.Context()); err != nil {
+		l.t.Fatalf("flush: %v", err)
+	}
+}
+
+// round runs one probe round and waits until its verdicts are searchable.
+func (l *live) round() int {
+	l.t.Helper()
+	n := l.p.RunDue(l.t.Context())
+	l.flush()
+	return n
+}
+
+// health reads a record's health back through GET /agents/{identifier}.
+func (l *live) health(id string) normalize.Health {
+	l.t.Helper()
+	resp, err := http.Get(l.api.URL + "/agents/" + url.PathEscape(id))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		l.t.Fatalf("GET /agents/%s: %d", id, resp.StatusCode)
+	}
+	var rec struct {
+		Health *normalize.Health `json:"health"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil {
+		l.t.Fatal(err)
+	}
+	if rec.Health == nil {
+		l.t.Fatalf("GET /agents/%s: no health on the record", id)
+	}
+	return *rec.Health
+}
+
+func (l *live) want(id, status, detail string) normalize.Health {
+	l.t.Helper()
+	h := l.health(id)
+	if h.Status != status || !strings.Contains(h.Detail, detail) {
+		l.t.Errorf("%s: health %+v, want status %s with detail containing %q", id, h, status, detail)
+	}
+	return h
+}
+
+func TestLiveness(t *testing.T) {
+	l := newLive(t)
+	l.crawl()
+
+	// Indexed but not probed yet: every record says unknown.
+	for _, id := range []string{idUp, idDown, idMCP, idStdio, idNotes} {
+		l.want(id, normalize.HealthUnknown, "")
+	}
+	if n := l.round(); n != 7 {
+		t.Errorf("first round probed %d records, want 7 (every record with an endpoint, at once)", n)
+	}
+
+	t.Run("one probe decides what answers", func(t *testing.T) {
+		if h := l.want(idUp, normalize.HealthUp, ""); h.LatencyMs <= 0 || h.CheckedAt.IsZero() {
+			t.Errorf("up: %+v, want a latency and a check time", h)
+		}
+		l.want(idMCP, normalize.HealthUp, "")
+		l.want(idGated, normalize.HealthAuthRequired, "HTTP 401")
+		if h := l.want(idSlow, normalize.HealthUp, "slow"); h.LatencyMs < fixtures.LiveSlowDelay.Milliseconds() {
+			t.Errorf("slow: latency %dms, want at least %v", h.LatencyMs, fixtures.LiveSlowDelay)
+		}
+		l.want(idHidden, normalize.HealthUnknown, "robots.txt")
+		l.want(idStdio, normalize.HealthUnknown, "")
+		l.want(idNotes, normalize.HealthUnknown, "")
+		if l.web.Fetched(fixtures.HostLive, fixtures.PathLiveHidden) {
+			t.Error("the prober requested a path robots.txt disallows")
+		}
+		var deleted bool
+		for _, r := range l.web.RequestsFor(fixtures.HostLive) {
+			deleted = deleted || (r.Method == http.MethodDelete && r.Path == fixtures.PathLiveMCP)
+		}
+		if !deleted {
+			t.Error("the MCP session the probe opened was not closed (no DELETE)")
+		}
+	})
+
+	t.Run("down only after repeated failures, never deleted", func(t *testing.T) {
+		l.want(idDown, normalize.HealthUnknown, "failure 1 of 3")
+		l.want(idRefused, normalize.HealthUnknown, "failure 1 of 3")
+		l.clock.Add(10 * time.Minute * 11 / 10) // past the first retry, jitter included
+		if n := l.round(); n != 2 {
+			t.Errorf("retry round probed %d records, want the 2 failing ones", n)
+		}
+		l.want(idDown, normalize.HealthUnknown, "failure 2 of 3")
+		l.clock.Add(20 * time.Minute * 11 / 10)
+		l.round()
+		l.want(idDown, normalize.HealthDown, "HTTP 503")
+		l.want(idRefused, normalize.HealthDown, "connection_error")
+		l.want(idUp, normalize.HealthUp, "") // the others are not due
+	})
+
+	t.Run("a recrawl rewriting a record keeps its health", func(t *testing.T) {
+		cat, _ := l.web.File(fixtures.HostLive, fixtures.PathWellKnown)
+		l.web.SetFile(fixtures.HostLive, fixtures.PathWellKnown,
+			[]byte(strings.Replace(string(cat), "its endpoint answers 503.", "its endpoint answers 503, still.", 1)))
+		l.crawl()
+		l.want(idDown, normalize.HealthDown, "HTTP 503")
+		l.want(idUp, normalize.HealthUp, "")
+	})
+
+	t.Run("a restart keeps the state and probes nothing early", func(t *testing.T) {
+		if err := l.p.Save(); err != nil {
+			t.Fatal(err)
+		}
+		p2, err := probe.New(l.cfg, l.cr, &healthSink{ix: l.ix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := p2.Health(idDown); h.Status != normalize.HealthDown {
+			t.Errorf("after restart: %s is %+v, want down", idDown, h)
+		}
+		if h, _ := p2.Health(idGated); h.Status != normalize.HealthAuthRequired {
+			t.Errorf("after restart: %s is %+v, want auth_required", idGated, h)
+		}
+		if n := p2.RunDue(t.Context()); n != 0 {
+			t.Errorf("after restart %d records were probed at once, want none before they are due", n)
+		}
+		l.clock.Add(27 * time.Hour) // past every record's daily probe
+		if n := p2.RunDue(t.Context()); n != 7 {
+			t.Errorf("a day later %d records were probed, want 7", n)
+		}
+	})
+}

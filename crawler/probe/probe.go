@@ -1,0 +1,411 @@
+// Package probe owns endpoint liveness: it checks the endpoints of indexed
+// records (an A2A agent's card and interface, an MCP server's
+// streamable-HTTP remote) soon after they are first seen and then on a
+// jittered schedule of their own, and hands each record's health to a Sink.
+// Records with nothing it can probe (stdio-only packages, no endpoint) stay
+// unknown and are never probed.
+//
+// Requests go through crawler.Visitor, so the crawl's network guard,
+// robots.txt handling, host patterns, per-host limit and timeouts apply
+// unchanged. A record turns down only after Config.DownAfter consecutive
+// failed probes; until then its status stays what it was. The state (health,
+// failures, next due time) is bounded by Config.MaxRecords and persisted in
+// one file, so a restart neither forgets it nor probes everything at once.
+//
+// probe imports crawler and normalize; never ingest or Meilisearch.
+package probe
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// Sink receives each probe's verdict. SetHealth is called from several
+// goroutines at once. held false says the sink has no record with that
+// identifier (it was deleted): the prober forgets it. An error leaves the
+// prober's state as it is; the next probe sends the health again.
+type Sink interface {
+	SetHealth(ctx context.Context, identifier string, h normalize.Health) (held bool, err error)
+}
+
+// Config tunes a Prober. The zero value probes daily with the defaults below.
+type Config struct {
+	// Interval between probes of one record; each is jittered by ±10%.
+	// Default 24h.
+	Interval time.Duration
+	// RetryAfter is the wait before probing a failing record again,
+	// doubled per consecutive failure and capped at Interval, so a record
+	// turns down within hours, not days. Default 10m.
+	RetryAfter time.Duration
+	// DownAfter is how many consecutive failed probes make a record down.
+	// Default 3.
+	DownAfter int
+	// Slow is the latency budget: an endpoint answering slower is still up,
+	// with its latency recorded and a "slow" detail. Requests that take
+	// longer than the crawler's Timeout fail. Default 2s.
+	Slow time.Duration
+	// Concurrency bounds probes in flight (per-host limits are the
+	// crawler's PerHostConcurrency). Default 8.
+	Concurrency int
+	// Tick is how often Run looks for records due. Default 10s.
+	Tick time.Duration
+	// MaxRecords bounds the records tracked; records seen beyond it stay
+	// unknown. Default 200000.
+	MaxRecords int
+	// Spread is how widely records overdue at start are scattered, so a
+	// restart does not probe them all at once. Default 10m.
+	Spread time.Duration
+	// StatePath is the state file; empty keeps state in memory only.
+	StatePath string
+	// SaveEvery bounds how often Run writes the state file. Default 1m.
+	SaveEvery time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Metrics, when set, receives agentfinder_probes_total{outcome},
+	// agentfinder_probe_latency_seconds and agentfinder_probe_records.
+	Metrics prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	if c.Interval <= 0 {
+		c.Interval = 24 * time.Hour
+	}
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = 10 * time.Minute
+	}
+	if c.DownAfter <= 0 {
+		c.DownAfter = 3
+	}
+	if c.Slow <= 0 {
+		c.Slow = 2 * time.Second
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.Tick <= 0 {
+		c.Tick = 10 * time.Second
+	}
+	if c.MaxRecords <= 0 {
+		c.MaxRecords = 200000
+	}
+	if c.Spread <= 0 {
+		c.Spread = 10 * time.Minute
+	}
+	if c.SaveEvery <= 0 {
+		c.SaveEvery = time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Prober keeps the health of records and probes them when due. Observe
+// feeds it records; Run (or RunDue, for a caller with its own clock)
+// probes. It is safe for concurrent use.
+type Prober struct {
+	cfg     Config
+	cr      *crawler.Crawler
+	sink    Sink
+	log     *slog.Logger
+	metrics *metrics
+
+	mu    sync.Mutex
+	recs  map[string]*entry
+	dirty bool // changed since the last save
+	full  bool // MaxRecords was reached (logged once)
+}
+
+// New returns a Prober sending requests through cr's Visitors and health to
+// sink, with the state loaded from Config.StatePath.
+func New(cfg Config, cr *crawler.Crawler, sink Sink) (*Prober, error) {
+	cfg.defaults()
+	p := &Prober{cfg: cfg, cr: cr, sink: sink, log: cfg.Logger.With("component", "probe"), recs: map[string]*entry{}}
+	if cfg.StatePath != "" {
+		recs, err := loadState(cfg.StatePath)
+		if err != nil {
+			return nil, err
+		}
+		p.restore(recs)
+	}
+	var err error
+	if p.metrics, err = newMetrics(cfg.Metrics, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// restore takes loaded state, scattering what is overdue: records never
+// probed within a minute, the others within Spread.
+func (p *Prober) restore(recs []*entry) {
+	now := p.cfg.Now()
+	for _, e := range recs {
+		if e == nil || e.Identifier == "" || len(p.recs) >= p.cfg.MaxRecords {
+			continue
+		}
+		if e.NextDue.Before(now) {
+			spread := p.cfg.Spread
+			if e.Health.CheckedAt.IsZero() {
+				spread = min(spread, time.Minute)
+			}
+			e.NextDue = now.Add(rand.N(spread))
+		}
+		p.recs[e.Identifier] = e
+	}
+}
+
+// Len returns how many records the prober keeps state for.
+func (p *Prober) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.recs)
+}
+
+// Health returns the last health of the record with identifier, and
+// whether the prober tracks it (a record it cannot probe is not tracked:
+// its health is unknown).
+func (p *Prober) Health(identifier string) (normalize.Health, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.recs[identifier]
+	if e == nil {
+		return normalize.Health{}, false
+	}
+	return e.Health, true
+}
+
+// Observe takes records as a crawl wrote them: a new record with an
+// endpoint is due at once; a record whose endpoints changed is due again
+// (its failures forgotten); a record that no longer has one is dropped.
+func (p *Prober) Observe(recs []normalize.Record) {
+	now := p.cfg.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range recs {
+		id := recs[i].Identifier
+		if id == "" {
+			continue
+		}
+		ts, _ := Targets(recs[i])
+		e := p.recs[id]
+		switch {
+		case len(ts) == 0:
+			if e != nil {
+				delete(p.recs, id)
+				p.dirty = true
+			}
+		case e == nil:
+			if len(p.recs) >= p.cfg.MaxRecords {
+				if !p.full {
+					p.full = true
+					p.log.Warn("probe state full: further records stay unknown", "max", p.cfg.MaxRecords)
+				}
+				continue
+			}
+			p.recs[id] = &entry{Identifier: id, Targets: ts, Health: normalize.Health{Status: normalize.HealthUnknown}, NextDue: now}
+			p.dirty = true
+		case !slices.Equal(e.Targets, ts):
+			e.Targets, e.Failures, e.NextDue = ts, 0, now
+			p.dirty = true
+		}
+	}
+}
+
+// due marks and returns the records due at now, earliest first.
+func (p *Prober) due(now time.Time) []entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []entry
+	for _, e := range p.recs {
+		if !e.probing && !e.NextDue.After(now) {
+			e.probing = true
+			out = append(out, *e)
+		}
+	}
+	slices.SortFunc(out, func(a, b entry) int { return a.NextDue.Compare(b.NextDue) })
+	return out
+}
+
+// RunDue probes every record due now, at most Concurrency at once, hands
+// each verdict to the sink, and returns how many it probed. Probes cut short
+// by ctx change nothing.
+func (p *Prober) RunDue(ctx context.Context) int {
+	due := p.due(p.cfg.Now())
+	if len(due) == 0 {
+		return 0
+	}
+	v := p.cr.NewVisitor(ctx)
+	var g errgroup.Group
+	g.SetLimit(p.cfg.Concurrency)
+	for _, e := range due {
+		g.Go(func() error {
+			p.probe(ctx, v, e) // returns at once once ctx is done
+			return nil
+		})
+	}
+	_ = g.Wait() // probe returns no error
+	return len(due)
+}
+
+// probe checks one record and records the verdict.
+func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
+	if ctx.Err() != nil {
+		p.release(e.Identifier)
+		return
+	}
+	r := check(ctx, v, e.Targets, p.cfg.Slow)
+	if ctx.Err() != nil {
+		p.release(e.Identifier)
+		return
+	}
+	p.metrics.probe(r.outcome, r.latency)
+	h, ok := p.apply(e.Identifier, r)
+	if !ok {
+		return
+	}
+	p.log.Debug("probed", "identifier", e.Identifier, "outcome", r.outcome, "status", h.Status, "detail", h.Detail)
+	held, err := p.sink.SetHealth(ctx, e.Identifier, h)
+	switch {
+	case err != nil:
+		p.log.Warn("health not written", "identifier", e.Identifier, "err", err)
+	case !held:
+		p.forget(e.Identifier)
+	}
+}
+
+// release hands a record back unprobed.
+func (p *Prober) release(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.recs[id]; e != nil {
+		e.probing = false
+	}
+}
+
+func (p *Prober) forget(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.recs, id)
+	p.dirty = true
+}
+
+// apply updates a record's state with a probe's result and returns its
+// health; false when the record was dropped meanwhile.
+func (p *Prober) apply(id string, r result) (normalize.Health, bool) {
+	now := p.cfg.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.recs[id]
+	if e == nil {
+		return normalize.Health{}, false
+	}
+	e.probing = false
+	p.dirty = true
+	ms := (r.latency + time.Millisecond - 1).Milliseconds() // 0.2 ms reads as 1, not as "not measured"
+	next := p.jitter(p.cfg.Interval)
+	switch r.outcome {
+	case OutcomeUp, OutcomeSlow:
+		e.Failures = 0
+		e.Health = normalize.Health{Status: normalize.HealthUp, CheckedAt: now, LatencyMs: ms, Detail: r.detail}
+	case OutcomeAuthRequired:
+		e.Failures = 0
+		e.Health = normalize.Health{Status: normalize.HealthAuthRequired, CheckedAt: now, LatencyMs: ms, Detail: r.detail}
+	case OutcomeSkipped:
+		e.Failures = 0
+		e.Health = normalize.Health{Status: normalize.HealthUnknown, CheckedAt: now, Detail: r.detail}
+	default:
+		e.Failures++
+		status, detail := normalize.HealthDown, r.detail
+		if e.Failures < p.cfg.DownAfter {
+			// Not down yet: the status stays what it was.
+			status = e.Health.Status
+			detail = fmt.Sprintf("%s (failure %d of %d before down)", r.detail, e.Failures, p.cfg.DownAfter)
+			next = p.jitter(min(p.cfg.RetryAfter<<(e.Failures-1), p.cfg.Interval))
+		}
+		if status == "" {
+			status = normalize.HealthUnknown
+		}
+		e.Health = normalize.Health{Status: status, CheckedAt: now, LatencyMs: e.Health.LatencyMs, Detail: detail}
+	}
+	e.NextDue = now.Add(next)
+	return e.Health, true
+}
+
+// jitter returns d moved by up to ±10%.
+func (p *Prober) jitter(d time.Duration) time.Duration {
+	j := d / 10
+	if j <= 0 {
+		return d
+	}
+	return d - j + rand.N(2*j+1)
+}
+
+// Save writes the state file now (when Config.StatePath is set).
+func (p *Prober) Save() error {
+	if p.cfg.StatePath == "" {
+		return nil
+	}
+	p.mu.Lock()
+	recs := make([]*entry, 0, len(p.recs))
+	for _, e := range p.recs {
+		c := *e
+		recs = append(recs, &c)
+	}
+	p.dirty = false
+	p.mu.Unlock()
+	slices.SortFunc(recs, func(a, b *entry) int { return strings.Compare(a.Identifier, b.Identifier) })
+	if err := saveState(p.cfg.StatePath, recs); err != nil {
+		p.mu.Lock()
+		p.dirty = true
+		p.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Run probes what is due every Tick until ctx ends, writing the state file
+// at most every SaveEvery and once more on the way out.
+func (p *Prober) Run(ctx context.Context) {
+	t := time.NewTicker(p.cfg.Tick)
+	defer t.Stop()
+	var saved time.Time
+	for {
+		p.RunDue(ctx)
+		if time.Since(saved) >= p.cfg.SaveEvery && p.isDirty() {
+			if err := p.Save(); err != nil {
+				p.log.Error("probe state not saved", "err", err)
+			}
+			saved = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			if err := p.Save(); err != nil {
+				p.log.Error("probe state not saved", "err", err)
+			}
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *Prober) isDirty() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dirty
+}

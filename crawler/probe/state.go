@@ -1,0 +1,80 @@
+package probe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// entry is the prober's state for one record.
+type entry struct {
+	Identifier string           `json:"identifier"`
+	Targets    []Target         `json:"targets"`
+	Health     normalize.Health `json:"health"`
+	Failures   int              `json:"failures,omitempty"` // consecutive failed probes
+	NextDue    time.Time        `json:"nextDue"`
+
+	probing bool // a round has it in hand
+}
+
+// stateFile is the persisted state: one JSON document.
+type stateFile struct {
+	Version int      `json:"version"`
+	Records []*entry `json:"records"`
+}
+
+const stateVersion = 1
+
+// loadState reads the state file at path; a missing file is an empty state.
+func loadState(path string) ([]*entry, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("probe state: %w", err)
+	}
+	var f stateFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("probe state %s: %w", path, err)
+	}
+	if f.Version != stateVersion {
+		return nil, fmt.Errorf("probe state %s: version %d, want %d", path, f.Version, stateVersion)
+	}
+	return f.Records, nil
+}
+
+// saveState writes records to path atomically (a temporary file renamed
+// over it), so a crash leaves the old state or the new one, never half.
+func saveState(path string, records []*entry) error {
+	data, err := json.Marshal(stateFile{Version: stateVersion, Records: records})
+	if err != nil {
+		return fmt.Errorf("probe state: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("probe state: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("probe state: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("probe state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("probe state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("probe state: %w", err)
+	}
+	return nil
+}
