@@ -77,7 +77,7 @@ func (s *session) robotsCheck(ctx context.Context, u *url.URL) (*hostState, erro
 // max(Config.Delay, the site's Crawl-delay capped at MaxCrawlDelay).
 func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 	var crawlDelay time.Duration
-	defer func() { h.col = s.hostCollector(ctx, key, crawlDelay) }()
+	defer func() { h.col = s.hostCollector(key, crawlDelay) }()
 	res, err := s.get(ctx, key+"/robots.txt", kindRobots, nil)
 	if err != nil {
 		switch Reason(err) {
@@ -117,7 +117,7 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 // rule is installed before the collector's first request. http and https
 // and every port of one host name share it (politeness is per machine, not
 // per origin); the first origin whose robots.txt is read sets the delay.
-func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time.Duration) *colly.Collector {
+func (s *session) hostCollector(key string, crawlDelay time.Duration) *colly.Collector {
 	u, err := url.Parse(key)
 	if err != nil {
 		return nil
@@ -135,7 +135,10 @@ func (s *session) hostCollector(ctx context.Context, key string, crawlDelay time
 	if col := s.limited[u.Hostname()]; col != nil {
 		return col
 	}
-	col := s.c.newCollector(ctx)
+	// The host's collector runs under the session's context (its own
+	// collector's), not the context of the request that happened to read
+	// robots.txt first: that one may end long before the session does.
+	col := s.c.newCollector(s.col.Context)
 	if err := col.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: par, Delay: delay}); err != nil {
 		s.c.log.Warn("limit rule", "host", u.Hostname(), "err", err)
 		return nil

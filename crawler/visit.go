@@ -48,7 +48,9 @@ type VisitResponse struct {
 // (an MCP server's event stream) cannot hold the caller. A GET follows
 // redirects hop by hop, each hop checked like the first; other methods
 // return the redirect itself. Errors are the crawl's (see Reason):
-// ErrRobotsDisallowed, ErrSSRFBlocked, ErrExcluded, timeouts, ...
+// ErrRobotsDisallowed, ErrSSRFBlocked, ErrExcluded, timeouts, ... ctx
+// bounds the wait for robots.txt and a request not yet sent; a request
+// under way ends with the Visitor's context or the crawler's Timeout.
 func (v *Visitor) Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*VisitResponse, error) {
 	s := v.s
 	seen := map[string]bool{}
