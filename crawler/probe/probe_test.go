@@ -1,0 +1,115 @@
+package probe_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+func TestTargets(t *testing.T) {
+	a2a := normalize.TypeA2A
+	cases := []struct {
+		name  string
+		rec   normalize.Record
+		want  []probe.Target
+		whyNo string
+	}{
+		{"a2a card and its JSON-RPC interface", normalize.Record{Type: a2a, URL: "https://a.test/card.json",
+			Bindings: []normalize.Binding{{Protocol: "a2a", URL: "grpc://a.test:9", Transport: "GRPC"}, {Protocol: "a2a", URL: "https://a.test/rpc", Transport: "JSONRPC"}}},
+			[]probe.Target{{Kind: probe.KindCard, URL: "https://a.test/card.json"}, {Kind: probe.KindA2A, URL: "https://a.test/rpc", Transport: "JSONRPC"}}, ""},
+		{"inline a2a card: its interface only", normalize.Record{Type: a2a,
+			Bindings: []normalize.Binding{{Protocol: "a2a", URL: "https://a.test/rest", Transport: "HTTP+JSON"}}},
+			[]probe.Target{{Kind: probe.KindA2A, URL: "https://a.test/rest", Transport: "HTTP+JSON"}}, ""},
+		{"gRPC only: the card alone", normalize.Record{Type: a2a, URL: "https://a.test/card.json",
+			Bindings: []normalize.Binding{{Protocol: "a2a", URL: "https://a.test:9", Transport: "GRPC"}}},
+			[]probe.Target{{Kind: probe.KindCard, URL: "https://a.test/card.json"}}, ""},
+		{"mcp streamable-http remote", normalize.Record{Type: normalize.TypeMCP, URL: "https://m.test/server.json",
+			Bindings: []normalize.Binding{{Protocol: "mcp", Transport: "stdio", Package: "npm/x@1"}, {Protocol: "mcp", URL: "https://m.test/mcp", Transport: "streamable-http"}}},
+			[]probe.Target{{Kind: probe.KindMCP, URL: "https://m.test/mcp", Transport: "streamable-http"}}, ""},
+		{"mcp stdio only", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", Transport: "stdio", Package: "npm/x@1"}}}, nil, "stdio only"},
+		{"mcp over sse is not probed", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/sse", Transport: "sse"}}}, nil, "no probe for mcp sse"},
+		{"no endpoint", normalize.Record{Type: "text/markdown", URL: "https://s.test/skill.md"}, nil, "no endpoint"},
+		{"not http", normalize.Record{Type: a2a, URL: "ftp://a.test/card.json"}, nil, "no endpoint"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := probe.Targets(tc.rec)
+			if len(got) != len(tc.want) || !strings.Contains(why, tc.whyNo) {
+				t.Fatalf("Targets = %+v, %q; want %+v, %q", got, why, tc.want, tc.whyNo)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("target %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestObserve(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p, err := probe.New(probe.Config{MaxRecords: 2, Now: func() time.Time { return now }}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id, endpoint string) normalize.Record {
+		r := normalize.Record{Identifier: id, Type: normalize.TypeMCP}
+		if endpoint != "" {
+			r.Bindings = []normalize.Binding{{Protocol: "mcp", URL: endpoint, Transport: "streamable-http"}}
+		}
+		return r
+	}
+	p.Observe([]normalize.Record{rec("a", "https://m.test/a"), rec("b", "https://m.test/b"), rec("c", "https://m.test/c"), rec("d", "")})
+	if p.Len() != 2 {
+		t.Errorf("tracking %d records, want MaxRecords (2)", p.Len())
+	}
+	if h, ok := p.Health("a"); !ok || h.Status != normalize.HealthUnknown {
+		t.Errorf("a new record: %+v, %v; want unknown and tracked", h, ok)
+	}
+	if _, ok := p.Health("d"); ok {
+		t.Error("a record without an endpoint is tracked")
+	}
+	p.Observe([]normalize.Record{rec("a", "")}) // its endpoint went away
+	if _, ok := p.Health("a"); ok || p.Len() != 1 {
+		t.Errorf("a record that lost its endpoint is still tracked (%d records)", p.Len())
+	}
+}
+
+func TestStateFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"broken.json":  `{"version": 1, "records": [`,
+		"future.json":  `{"version": 99, "records": []}`,
+		"records.json": `{"version": 1, "records": {}}`,
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := probe.New(probe.Config{StatePath: path}, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: New = %v, want an error naming the file", name, err)
+		}
+	}
+	// A missing file is a fresh start; Save creates it.
+	path := filepath.Join(dir, "new.json")
+	p, err := probe.New(probe.Config{StatePath: path}, nil, nil)
+	if err != nil {
+		t.Fatalf("New without a state file: %v", err)
+	}
+	p.Observe([]normalize.Record{{Identifier: "x", Type: normalize.TypeMCP, Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/x", Transport: "streamable-http"}}}})
+	if err := p.Save(); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := probe.New(probe.Config{StatePath: path}, nil, nil)
+	if err != nil || p2.Len() != 1 {
+		t.Fatalf("reload: %v, %d records; want 1", err, p2.Len())
+	}
+}
