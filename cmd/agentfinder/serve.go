@@ -20,6 +20,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/probe"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/embed"
@@ -85,6 +86,7 @@ type serveOptions struct {
 	corsOrigins                   stringList
 	accessLog                     bool
 	indexNow                      indexNowOptions
+	probe                         probeOptions
 	crawlFlags
 }
 
@@ -136,6 +138,7 @@ func serveCLI(o *serveOptions) *cli {
 	fs.IntVar(&o.maxCatalogs, "max-catalogs", 1000, "catalogs fetched per seed at most")
 	fs.BoolVar(&o.noDNS, "no-dns", false, "skip DNS SVCB/TXT discovery")
 	o.indexNow.register(c)
+	o.probe.register(c)
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
 	c.envOnly("AGENTFINDER_ADMIN_TOKEN", "bearer token for POST /admin/crawl and GET /admin/status; without it the admin endpoints are off")
 	return c
@@ -174,6 +177,8 @@ type server struct {
 	seeder    *seedCrawler         // the scheduler's crawler
 	indexNow  *indexnow.Handler    // GET/POST /indexnow; nil when off
 	written   writtenHook          // ingest's written catalogs, to indexNow
+	prober    *probe.Prober        // endpoint health; nil when off
+	probeSink *healthSink          // the prober's way into ingest, set once ingest is built
 
 	apiKeys    *authn.Keys // --api-keys, reloaded on SIGHUP; nil without
 	embeddings bool        // the embedding model is loaded
@@ -267,6 +272,9 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if err != nil {
 		return nil, err
 	}
+	if err := s.buildProber(ccfg); err != nil {
+		return nil, err
+	}
 	if err := s.buildIndexer(ctx, client, embedder); err != nil {
 		return nil, err
 	}
@@ -354,11 +362,17 @@ func (s *server) buildIndexer(ctx context.Context, client meilisearch.ServiceMan
 	if embedder != nil {
 		icfg.Embedder = embedder
 	}
+	if s.prober != nil {
+		icfg.Health = s.prober
+	}
 	ix, err := ingest.New(ctx, client, icfg)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	s.indexer = ix
+	if s.probeSink != nil {
+		s.probeSink.ix = ix
+	}
 	s.onClose(func() {
 		if s.flushed {
 			return
@@ -385,7 +399,11 @@ func (s *server) pageTokenKey() ([]byte, error) {
 func (s *server) buildCrawl(ccfg crawler.Config) error {
 	o := s.opts
 	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
-	cr, err := crawler.New(ccfg, s.indexer, s.log)
+	var sink crawler.Sink = s.indexer
+	if s.prober != nil {
+		sink = probedSink{Indexer: s.indexer, prober: s.prober}
+	}
+	cr, err := crawler.New(ccfg, sink, s.log)
 	if err != nil {
 		return err
 	}
@@ -450,6 +468,7 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 			return err
 		}
 	}
+	stopProber := s.startProber()
 	if !hooks.noSignals {
 		defer s.reloadOnHUP(ctx)()
 	}
@@ -462,6 +481,7 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 	case err := <-serveErr:
 		abandon()
 		<-sched.Stop().Done()
+		stopProber()
 		return fmt.Errorf("http server: %w", err)
 	}
 	log.Info("shutting down")
@@ -475,6 +495,7 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 	if o.crawl {
 		s.stopCrawls(abandon)
 	}
+	stopProber() // before ingest closes: the prober writes to it
 	s.flushed = true
 	fctx, fcancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer fcancel()

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/ingest"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// probeStateFile keeps the prober's state (health, failures, next probe)
+// under the data directory.
+const probeStateFile = "probe.json"
+
+// probeOptions are serve's endpoint prober flags.
+type probeOptions struct {
+	on        bool
+	interval  time.Duration
+	timeout   time.Duration
+	slow      time.Duration
+	workers   int
+	perHost   int
+	downAfter int
+}
+
+func (o *probeOptions) register(c *cli) {
+	fs := c.fs
+	fs.BoolVar(&o.on, "probe", true, "probe the endpoints of indexed agents (A2A card and interface, MCP streamable HTTP) and keep each record's health (runs where --crawl does)")
+	fs.DurationVar(&o.interval, "probe-interval", 24*time.Hour, "how often each record's endpoint is probed (jittered by 10%); new records are probed within a minute")
+	fs.DurationVar(&o.timeout, "probe-timeout", 10*time.Second, "timeout of one probe request: slower is a failed probe")
+	fs.DurationVar(&o.slow, "probe-slow", 2*time.Second, "latency budget: an endpoint answering slower is up, marked slow")
+	fs.IntVar(&o.downAfter, "probe-down-after", 3, "consecutive failed probes before a record is down (failing records are probed again after 10m, 20m, ...)")
+	fs.IntVar(&o.workers, "probe-workers", 8, "probes in flight at most")
+	fs.IntVar(&o.perHost, "probe-per-host", 2, "probe requests in flight per host")
+}
+
+// healthSink hands the prober's verdicts to ingest, which is built after
+// the prober (ingest reads the prober's state for every record it writes).
+type healthSink struct{ ix *ingest.Indexer }
+
+func (h *healthSink) SetHealth(ctx context.Context, id string, hl normalize.Health) (bool, error) {
+	return h.ix.SetHealth(ctx, id, hl)
+}
+
+// probedSink is the crawler's sink when the prober runs: ingest first, then
+// the prober learns the records written, so a new record is probed soon
+// after it is indexed.
+type probedSink struct {
+	*ingest.Indexer // Put is overridden; Holds and the rest are ingest's
+	prober          *probe.Prober
+}
+
+// Put queues res in ingest and hands its records to the prober.
+func (s probedSink) Put(ctx context.Context, res normalize.CatalogResult) error {
+	if err := s.Indexer.Put(ctx, res); err != nil {
+		return err
+	}
+	s.prober.Observe(res.Records)
+	return nil
+}
+
+var (
+	_ crawler.Sink   = probedSink{}
+	_ crawler.Holder = probedSink{}
+	_ probe.Sink     = (*healthSink)(nil)
+)
+
+// buildProber makes the prober (unless --probe=false or --crawl=false) over
+// a crawler of its own: the crawl's network settings, guard and robots
+// rules, with the probe's timeout and per-host limit.
+func (s *server) buildProber(ccfg crawler.Config) error {
+	o := s.opts.probe
+	if !o.on || !s.opts.crawl {
+		return nil
+	}
+	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
+	ccfg.Timeout, ccfg.PerHostConcurrency, ccfg.MaxAttempts = o.timeout, o.perHost, 1
+	ccfg.Metrics = nil // the crawl's instruments are registered once; the prober has its own
+	cr, err := crawler.New(ccfg, nil, s.log)
+	if err != nil {
+		return fmt.Errorf("prober: %w", err)
+	}
+	s.onClose(func() { cr.Close() })
+	s.probeSink = &healthSink{}
+	s.prober, err = probe.New(probe.Config{
+		Interval:    o.interval,
+		Slow:        o.slow,
+		DownAfter:   o.downAfter,
+		Concurrency: o.workers,
+		StatePath:   filepath.Join(s.opts.dataDir, probeStateFile),
+		Logger:      s.log,
+		Metrics:     s.metrics,
+	}, cr, s.probeSink)
+	return err
+}
+
+// startProber runs the prober until the returned stop is called; stop
+// waits for the probes in flight to end and the state to be saved.
+func (s *server) startProber() (stop func()) {
+	if s.prober == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.prober.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// TestServeProbes runs serve on live.test: the crawl feeds the prober,
+// the prober's verdicts reach the index and the API, the metrics count
+// them, and shutdown leaves the state in the data directory.
+func TestServeProbes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	e := newE2EOn(t, web, []string{fixtures.HostLive})
+	e.args = append(e.args, "--probe-slow", "100ms", "--probe-timeout", "2s")
+	e.start()
+
+	const up, gated, stdio = "urn:ai:live.test:agent:up", "urn:ai:live.test:agent:gated", "urn:ai:live.test:mcp:stdio"
+	e.waitFor("the crawl of live.test", 60*time.Second, func() (bool, string) {
+		return e.doc(up) != nil && e.doc(stdio) != nil, "not indexed yet"
+	})
+	// The first probe comes within the prober's tick; trigger it now
+	// rather than wait (probes already under way are not repeated).
+	e.srv.prober.RunDue(t.Context())
+	health := func(id string) normalize.Health {
+		var rec struct {
+			Health normalize.Health `json:"health"`
+		}
+		if code := e.do(http.MethodGet, "/agents/"+url.PathEscape(id), nil, &rec); code != http.StatusOK {
+			t.Fatalf("GET /agents/%s: %d", id, code)
+		}
+		return rec.Health
+	}
+	e.waitFor("the probes' verdicts in the API", 30*time.Second, func() (bool, string) {
+		u, g := health(up), health(gated)
+		return u.Status == normalize.HealthUp && g.Status == normalize.HealthAuthRequired, fmt.Sprintf("up: %+v, gated: %+v", u, g)
+	})
+	if h := health(stdio); h.Status != normalize.HealthUnknown {
+		t.Errorf("stdio-only %s: %+v, want unknown", stdio, h)
+	}
+	if n, _ := metricSum(t, e.srv, "agentfinder_probes_total", map[string]string{"outcome": "up"}); n < 2 {
+		t.Errorf("agentfinder_probes_total{outcome=up} = %v, want at least 2 (the A2A and MCP agents that are up)", n)
+	}
+	if n, _ := metricSum(t, e.srv, "agentfinder_probe_latency_seconds", nil); n < 3 {
+		t.Errorf("agentfinder_probe_latency_seconds has %v samples, want one per answered probe (at least 3)", n)
+	}
+
+	e.stop()
+	data, err := os.ReadFile(filepath.Join(e.dataDir, probeStateFile))
+	if err != nil {
+		t.Fatalf("probe state after shutdown: %v", err)
+	}
+	var st struct {
+		Records []struct {
+			Identifier string           `json:"identifier"`
+			Health     normalize.Health `json:"health"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	saved := map[string]string{}
+	for _, r := range st.Records {
+		saved[r.Identifier] = r.Health.Status
+	}
+	if saved[up] != normalize.HealthUp || saved[gated] != normalize.HealthAuthRequired || strings.Contains(string(data), stdio) {
+		t.Errorf("saved state %v, want %s up, %s auth_required and nothing for %s", saved, up, gated, stdio)
+	}
+}
