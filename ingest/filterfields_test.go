@@ -12,7 +12,8 @@ import (
 // TestTrustHealthFilterable: an index made before trust.level and
 // health.status were filter fields gets them on the next start, and a
 // record's trust and health written through ingest are then filterable by
-// their dotted paths.
+// their dotted paths. Health comes from the prober's state (Config.Health);
+// a record it does not know is stamped unknown, never left without health.
 func TestTrustHealthFilterable(t *testing.T) {
 	e := newEnv(t, Config{})
 	if err := e.ix.Close(t.Context()); err != nil {
@@ -33,7 +34,8 @@ func TestTrustHealthFilterable(t *testing.T) {
 	if _, err := e.client.WaitForTaskWithContext(t.Context(), task.TaskUID, 0); err != nil {
 		t.Fatal(err)
 	}
-	e.open(Config{})
+	probed := &healths{m: map[string]normalize.Health{"urn:air:acme.test:agent:weather": {Status: normalize.HealthUp, LatencyMs: 12}}}
+	e.open(Config{Health: probed})
 	s, err := e.client.Index(e.index).GetSettingsWithContext(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +50,8 @@ func TestTrustHealthFilterable(t *testing.T) {
 	for i := range r.Records {
 		if r.Records[i].Identifier == "urn:air:acme.test:agent:weather" {
 			r.Records[i].Trust = &normalize.Trust{Level: normalize.TrustSigned, Signer: "did:web:acme.test"}
-			r.Records[i].Health = &normalize.Health{Status: normalize.HealthUp, LatencyMs: 12}
 		} else {
-			r.Records[i].Trust, r.Records[i].Health = nil, nil // as written before either existed
+			r.Records[i].Trust = nil // as written before it existed
 		}
 	}
 	e.sync(r)
@@ -58,7 +59,8 @@ func TestTrustHealthFilterable(t *testing.T) {
 		`trust.level = "signed"`:                          1,
 		`health.status = "up"`:                            1,
 		`trust.level NOT EXISTS`:                          2,
-		`health.status NOT EXISTS`:                        2,
+		`health.status NOT EXISTS`:                        0,
+		`health.status = "unknown"`:                       2,
 		`trust.level = "signed" AND health.status = "up"`: 1,
 	} {
 		if got := e.count(filter); got != want {
