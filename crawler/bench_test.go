@@ -39,6 +39,10 @@ const (
 // memory it measures is the crawler's alone.
 const fixtureServerEnv = "AGENTFINDER_BENCH_FIXTURE_SERVER"
 
+// fixtureServerSigned as fixtureServerEnv's value serves the signed web
+// (fixtures.GenerateSigned) instead.
+const fixtureServerSigned = "signed"
+
 // serverInfo is what the child process prints once its web is up.
 type serverInfo struct {
 	HTTPSPort, HTTPPort int
@@ -47,11 +51,15 @@ type serverInfo struct {
 
 type loggedRequest struct{ Scheme, Host, Path string }
 
-// runFixtureServer serves the generated web and answers commands on stdin,
-// one per line: "log" prints the request log as one JSON line, "reset"
-// empties it; end of input stops the server.
-func runFixtureServer() int {
+// runFixtureServer serves the generated web (every catalog signed when
+// signed) and answers commands on stdin, one per line: "log" prints the
+// request log as one JSON line, "reset" empties it; end of input stops the
+// server.
+func runFixtureServer(signed bool) int {
 	gen := fixtures.Generate(benchHosts, benchPerHost, benchSeed)
+	if signed {
+		gen = fixtures.GenerateSigned(benchHosts, benchPerHost, benchSeed)
+	}
 	web, err := fixtures.Start(context.Background(), fixtures.Options{Generated: gen, NoWorld: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,10 +93,14 @@ type fixtureServer struct {
 	cmd  *exec.Cmd
 }
 
-func startFixtureServer(b *testing.B) *fixtureServer {
+func startFixtureServer(b *testing.B, signed bool) *fixtureServer {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fixtureServerEnv+"=1")
+	mode := "1"
+	if signed {
+		mode = fixtureServerSigned
+	}
+	cmd.Env = append(os.Environ(), fixtureServerEnv+"="+mode)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -169,7 +181,7 @@ func memPeak() (stop func() (peakHeap, sys uint64)) {
 // are manifests (leaf entries found by the crawl) per second. The web runs
 // in a child process, so the memory figures are the crawler's.
 func BenchmarkCrawlGenerated(b *testing.B) {
-	srv := startFixtureServer(b)
+	srv := startFixtureServer(b, false)
 	info := srv.info
 	seeds := fixtures.Generate(benchHosts, benchPerHost, benchSeed).Seeds()
 	cfg := crawler.Config{

@@ -261,16 +261,7 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &session{
-		c:       c,
-		col:     c.newCollector(ctx),
-		fr:      newFrontier(),
-		hosts:   map[string]*hostState{},
-		limited: map[string]*colly.Collector{},
-		visited: map[string]bool{},
-		perSeed: map[int]int{},
-		groups:  map[int][]string{},
-	}
+	s := c.newSession(ctx)
 	stop := context.AfterFunc(ctx, s.fr.close)
 	defer stop()
 
@@ -332,6 +323,21 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 		return &rep, fmt.Errorf("crawl: sink: %w", s.sinkErr)
 	}
 	return &rep, nil
+}
+
+// newSession starts the state of one crawl (or one Check) whose requests
+// end with ctx.
+func (c *Crawler) newSession(ctx context.Context) *session {
+	return &session{
+		c:       c,
+		col:     c.newCollector(ctx),
+		fr:      newFrontier(),
+		hosts:   map[string]*hostState{},
+		limited: map[string]*colly.Collector{},
+		visited: map[string]bool{},
+		perSeed: map[int]int{},
+		groups:  map[int][]string{},
+	}
 }
 
 func (s *session) run(ctx context.Context, t task) {

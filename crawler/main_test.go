@@ -17,8 +17,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fixtureServerEnv) == "1" {
-		os.Exit(runFixtureServer())
+	if v := os.Getenv(fixtureServerEnv); v != "" {
+		os.Exit(runFixtureServer(v == fixtureServerSigned))
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -11,6 +11,25 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
+// Check normalizes one catalog body fetched from origin the way a crawl
+// would, without a sink: its signatures are checked (the signers' DID
+// documents fetched through this crawler), its artifacts are fetched for
+// enrichment and checked against their digests, and its attestations'
+// digests are checked (unless the Config turns these off). The result's
+// problems include every trust problem; each record's Trust has its level.
+func (c *Crawler) Check(ctx context.Context, body []byte, origin string) normalize.Result {
+	s := c.newSession(ctx)
+	now := c.cfg.Now()
+	trust := s.verdicts(ctx, body, now)
+	r := normalize.Catalog(body, normalize.Options{Origin: origin, Via: normalize.ViaSeed, MaxDepth: c.cfg.MaxDepth, Now: now, Trust: trust})
+	r.Problems = append(r.Problems, trust.Problems()...)
+	if !c.cfg.DisableEnrichment && len(r.Artifacts) > 0 {
+		r.Problems = append(r.Problems, s.enrich(ctx, r.Records, r.Artifacts)...)
+	}
+	r.Problems = append(r.Problems, s.attest(ctx, r.Records)...)
+	return r
+}
+
 // docFetcher fetches one document through the crawl's own fetcher (robots.txt,
 // host patterns, limits, retries, the network guard): DID documents for
 // sigcheck, attestation documents for their digests.

@@ -401,6 +401,8 @@ type crawlFlags struct {
 	concurrency int
 	maxDepth    int
 	noEnrich    bool
+	noVerify    bool
+	didCacheTTL time.Duration
 }
 
 // register adds the crawl flags to c.
@@ -413,6 +415,8 @@ func (f *crawlFlags) register(c *cli) {
 	c.fs.IntVar(&f.concurrency, "crawl-concurrency", 16, "requests in flight across all crawls")
 	c.fs.IntVar(&f.maxDepth, "max-depth", 4, "how deep nested catalogs and collections are followed")
 	c.fs.BoolVar(&f.noEnrich, "no-enrich", false, "do not fetch the artifacts (A2A cards, MCP server.json) entries point to")
+	c.fs.BoolVar(&f.noVerify, "no-verify", false, "do not check signatures (no DID documents fetched) nor artifact and attestation digests: trust is then domain or none")
+	c.fs.DurationVar(&f.didCacheTTL, "did-cache-ttl", time.Hour, "how long a signer's fetched DID document (its keys) is used before it is fetched again")
 }
 
 // meiliServer returns the Meilisearch to use: the external one at url (with

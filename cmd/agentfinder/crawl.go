@@ -148,6 +148,7 @@ func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
 	cfg, err := f.netFlags.crawlerConfig()
 	cfg.IncludeHosts, cfg.ExcludeHosts = f.includeHost, f.excludeHost
 	cfg.Concurrency, cfg.MaxDepth, cfg.DisableEnrichment = f.concurrency, f.maxDepth, f.noEnrich
+	cfg.DisableVerification, cfg.DIDCacheTTL = f.noVerify, f.didCacheTTL
 	return cfg, err
 }
 

@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/sigcheck"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -20,9 +22,14 @@ const validateMaxBody = 4 << 20
 
 // validateReport is the --json output of 'agentfinder validate'.
 type validateReport struct {
-	Valid    bool                `json:"valid"`
-	Records  int                 `json:"records"`
-	Problems []normalize.Problem `json:"problems"`
+	Valid   bool `json:"valid"`
+	Records int  `json:"records"`
+	// Trust counts the records by trust level (signed, domain, none).
+	Trust map[string]int `json:"trust"`
+	// NotChecked says what could not be checked (a file: no DID document,
+	// artifact or attestation is fetched).
+	NotChecked string              `json:"notChecked,omitempty"`
+	Problems   []normalize.Problem `json:"problems"`
 }
 
 // runValidate implements 'agentfinder validate [flags] PATH|URL': it checks
@@ -36,7 +43,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 func validateMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
-	c := newCLI("validate", "[flags] PATH|URL\n\nChecks an ai-catalog.json manifest. Exit status: 0 valid (warnings allowed),\n"+
+	c := newCLI("validate", "[flags] PATH|URL\n\nChecks an ai-catalog.json manifest: its entries, and its signatures and digests\n"+
+		"(for a URL the signers' DID documents, artifacts and attestations are fetched; a file is\n"+
+		"checked offline). Trust problems are warnings. Exit status: 0 valid (warnings allowed),\n"+
 		"1 errors found, 2 the file or URL could not be read or usage is wrong.")
 	asJSON := c.fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
 	origin := c.fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
@@ -59,28 +68,12 @@ func validateMain(ctx context.Context, args []string, getenv func(string) (strin
 		}
 	}
 
-	var body []byte
-	var err error
-	if isHTTPURL(target) {
-		var final string
-		body, final, err = fetchManifest(ctx, nf, target)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
-			return 2
-		}
-		if *origin == "" {
-			*origin = final
-		}
-	} else {
-		body, err = readManifestFile(target)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
-			return 2
-		}
+	res, notChecked, err := checkTarget(ctx, nf, target, origin)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentfinder validate: %v\n", err)
+		return 2
 	}
-
-	res := normalize.Catalog(body, normalize.Options{Origin: *origin, Via: normalize.ViaSeed})
-	rep := validateReport{Valid: true, Records: len(res.Records), Problems: res.Problems}
+	rep := validateReport{Valid: true, Records: len(res.Records), Trust: trustCounts(res.Records), NotChecked: notChecked, Problems: res.Problems}
 	if rep.Problems == nil {
 		rep.Problems = []normalize.Problem{}
 	}
@@ -123,6 +116,10 @@ func printValidation(w io.Writer, target, origin string, rep validateReport, err
 	if origin == "" {
 		fmt.Fprintln(w, "  (no origin: publisher verification skipped; use --origin URL)")
 	}
+	fmt.Fprintf(w, "  trust: %d signed, %d domain, %d none\n", rep.Trust[normalize.TrustSigned], rep.Trust[normalize.TrustDomain], rep.Trust[normalize.TrustNone])
+	if rep.NotChecked != "" {
+		fmt.Fprintf(w, "  (%s)\n", rep.NotChecked)
+	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "  %-7s %-22s %s: %s\n", p.Severity, p.Code, p.Path, oneLine(p.Message))
 	}
@@ -162,20 +159,60 @@ func readManifestFile(path string) ([]byte, error) {
 	return body, nil
 }
 
-// fetchManifest GETs a manifest through the network settings of nf (the
-// crawler's transport: DNS, port map, CAs, private-address guard) with a
-// size limit, and returns its body and the URL it was finally served from
-// (after redirects).
-func fetchManifest(ctx context.Context, nf netFlags, u string) (body []byte, final string, err error) {
+// notCheckedOffline is what validating a file leaves unchecked.
+const notCheckedOffline = "a file: DID documents, artifacts and attestations were not fetched; signatures that need a key are reported as not checked"
+
+// checkTarget reads the manifest at target and checks it. A URL is fetched,
+// and checked as a crawl would (signatures with the signers' DID documents,
+// artifact and attestation digests), through a crawler with the network
+// settings of nf; *origin defaults to the URL it was served from. A file is
+// checked offline; notChecked says what that left out.
+func checkTarget(ctx context.Context, nf netFlags, target string, origin *string) (res normalize.Result, notChecked string, err error) {
+	if !isHTTPURL(target) {
+		body, err := readManifestFile(target)
+		if err != nil {
+			return res, "", err
+		}
+		now := time.Now()
+		trust := sigcheck.New(sigcheck.Config{}).Catalog(ctx, sigcheck.Offline{}, body, now)
+		res = normalize.Catalog(body, normalize.Options{Origin: *origin, Via: normalize.ViaSeed, Now: now, Trust: trust})
+		res.Problems = append(res.Problems, trust.Problems()...)
+		return res, notCheckedOffline, nil
+	}
 	cfg, err := nf.crawlerConfig()
 	if err != nil {
-		return nil, "", err
+		return res, "", err
 	}
 	cr, err := crawler.New(cfg, nil, nil)
 	if err != nil {
-		return nil, "", err
+		return res, "", err
 	}
 	defer cr.Close()
+	body, final, err := fetchManifest(ctx, cr, nf, target)
+	if err != nil {
+		return res, "", err
+	}
+	if *origin == "" {
+		*origin = final
+	}
+	return cr.Check(ctx, body, *origin), "", nil
+}
+
+// trustCounts counts records by trust level.
+func trustCounts(recs []normalize.Record) map[string]int {
+	out := map[string]int{normalize.TrustSigned: 0, normalize.TrustDomain: 0, normalize.TrustNone: 0}
+	for _, r := range recs {
+		if r.Trust != nil {
+			out[r.Trust.Level]++
+		}
+	}
+	return out
+}
+
+// fetchManifest GETs a manifest through cr's network settings (DNS, port
+// map, CAs, private-address guard) with a size limit, and returns its body
+// and the URL it was finally served from (after redirects).
+func fetchManifest(ctx context.Context, cr *crawler.Crawler, nf netFlags, u string) (body []byte, final string, err error) {
 	client := cr.HTTPClient()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

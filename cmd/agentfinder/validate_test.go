@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 const (
@@ -177,5 +178,56 @@ func TestValidateFixtureWeb(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), ": valid: ") {
 		t.Errorf("report: %s", out.String())
+	}
+}
+
+// TestValidateSignatures validates the signed fixture catalog by URL (DID
+// documents, artifacts fetched: every case is judged) and as a file
+// (offline: what needs a key is reported as not checked, the rest judged).
+func TestValidateSignatures(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	env := map[string]string{
+		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
+		"AGENTFINDER_CA_FILE":       web.CAFile,
+		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
+		"AGENTFINDER_ALLOW_PRIVATE": "true",
+	}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+	var out, errOut bytes.Buffer
+	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostSigned + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"trust: 3 signed, 0 domain, 6 none", normalize.CodeBadSignature, normalize.CodeSignatureExpired,
+		normalize.CodeWrongSigner, normalize.CodeForbiddenHeader, normalize.CodeSubjectMismatch, normalize.CodeDigestMismatch} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("URL report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	body, _ := web.File(fixtures.HostSigned, fixtures.PathWellKnown)
+	file := filepath.Join(t.TempDir(), "ai-catalog.json")
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := validateMain(t.Context(), []string{"--json", file}, noEnv, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	var rep validateReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int{}
+	for _, p := range rep.Problems {
+		codes[p.Code]++
+	}
+	if rep.NotChecked == "" || rep.Trust[normalize.TrustSigned] != 0 || codes[normalize.CodeUnresolvableKey] == 0 ||
+		codes[normalize.CodeWrongSigner] != 1 || codes[normalize.CodeForbiddenHeader] != 1 || codes[normalize.CodeSignatureExpired] != 1 {
+		t.Errorf("file report: notChecked %q, trust %v, problem codes %v", rep.NotChecked, rep.Trust, codes)
 	}
 }

@@ -144,8 +144,8 @@ func (v *Verifier) keys(ctx context.Context, f Fetcher, did string) (didKeys, er
 		u, err := DIDURL(did)
 		if err == nil {
 			var body []byte
-			if body, err = f.Fetch(ctx, u); err != nil && ctx.Err() != nil {
-				return nil, err // cancelled: nothing learnt about the DID
+			if body, err = f.Fetch(ctx, u); err != nil && (ctx.Err() != nil || errors.Is(err, ErrNotFetched)) {
+				return nil, err // cancelled or offline: nothing learnt about the DID
 			}
 			if err == nil {
 				var k didKeys

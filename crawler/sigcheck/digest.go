@@ -144,8 +144,10 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 	return out
 }
 
+// problem is a trust problem: a warning, since the entry is kept (with
+// trust none), not dropped.
 func problem(path, code, format string, args ...any) *normalize.Problem {
-	return &normalize.Problem{Path: path, Code: code, Severity: normalize.SeverityError, Message: fmt.Sprintf(format, args...)}
+	return &normalize.Problem{Path: path, Code: code, Severity: normalize.SeverityWarning, Message: fmt.Sprintf(format, args...)}
 }
 
 // short cuts a value for a message.

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // Profile is the one signer profile accepted.
@@ -112,6 +114,9 @@ func (c *check) verify(ctx context.Context, s signature, want, what string) norm
 		return fail(normalize.CodeBadSignature, "the signed JSON cannot be canonicalized: %v", err)
 	}
 	keys, err := c.v.keys(ctx, c.f, v.Signer)
+	if errors.Is(err, ErrNotFetched) {
+		return fail(normalize.CodeUnresolvableKey, "not checked: the DID document of %s was not fetched (check the catalog by its URL to resolve it)", v.Signer)
+	}
 	if err != nil {
 		return fail(normalize.CodeUnresolvableKey, "resolve %s: %v", v.Signer, err)
 	}
@@ -161,32 +166,64 @@ func (c *check) period(s signature, hdr map[string]json.RawMessage, fail func(co
 func SignedPayload(doc []byte, object bool) ([]byte, error) { return signedPayload(doc, object) }
 
 func signedPayload(doc []byte, object bool) ([]byte, error) {
-	canon, err := jcs.Transform(doc) // refuses duplicate names before the map below could hide them
+	// One canonicalization (it refuses duplicate names), then the members
+	// the signature does not cover are cut out of the canonical bytes:
+	// removing a member leaves canonical JSON canonical.
+	canon, err := jcs.Transform(doc)
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(canon, &m); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
+	if len(canon) == 0 || canon[0] != '{' {
+		return nil, errors.New("not a JSON object")
 	}
 	if !object {
-		delete(m, "signature")
-	} else {
-		var sig map[string]json.RawMessage
-		if err := json.Unmarshal(m["signature"], &sig); err != nil {
-			return nil, fmt.Errorf("signature is not an object: %w", err)
-		}
-		delete(sig, "jws")
-		b, err := json.Marshal(sig)
-		if err != nil {
-			return nil, err
-		}
-		m["signature"] = b
-		delete(m, "additionalSignatures")
+		return withoutMember(canon, "signature"), nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
+	canon = withoutMember(canon, "additionalSignatures")
+	_, vs, ve, ok := member(canon, "signature")
+	if !ok || canon[vs] != '{' {
+		return nil, errors.New("signature is not an object")
 	}
-	return jcs.Transform(b)
+	sig := withoutMember(canon[vs:ve], "jws")
+	return slices.Concat(canon[:vs], sig, canon[ve:]), nil
+}
+
+// member finds the top-level member name of a canonical (compact) JSON
+// object b: where the member starts (its key), and where its value starts
+// and ends.
+func member(b []byte, name string) (start, vstart, vend int, ok bool) {
+	i := 1
+	for i < len(b) && b[i] == '"' {
+		start = i
+		end := rawjson.SkipString(b, i)
+		var key string
+		if !rawjson.DecodeString(b[i:end], &key) || end >= len(b) || b[end] != ':' {
+			return 0, 0, 0, false
+		}
+		vstart = end + 1
+		vend = rawjson.SkipValue(b, vstart)
+		if key == name {
+			return start, vstart, vend, true
+		}
+		i = vend
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// withoutMember returns the canonical object b without its top-level member
+// name (b itself when it has none).
+func withoutMember(b []byte, name string) []byte {
+	start, _, end, ok := member(b, name)
+	switch {
+	case !ok:
+		return b
+	case end < len(b) && b[end] == ',':
+		end++ // the comma after it
+	case start > 1:
+		start-- // the last member: the comma before it
+	}
+	return slices.Concat(b[:start], b[end:])
 }

@@ -14,8 +14,10 @@
 package sigcheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,12 +25,27 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // Fetcher fetches one document (a DID document) and returns its body; a
 // status other than 2xx is an error.
 type Fetcher interface {
 	Fetch(ctx context.Context, url string) ([]byte, error)
+}
+
+// ErrNotFetched is what a Fetcher that must not reach the network (checking
+// a local file) returns: the signatures that need a key are then reported
+// as not checked, and the failure is not cached.
+var ErrNotFetched = errors.New("not fetched")
+
+// Offline is a Fetcher that fetches nothing: every DID document is
+// ErrNotFetched.
+type Offline struct{}
+
+// Fetch returns ErrNotFetched.
+func (Offline) Fetch(_ context.Context, u string) ([]byte, error) {
+	return nil, fmt.Errorf("%s: %w", u, ErrNotFetched)
 }
 
 // Config tunes a Verifier; the zero value is usable.
@@ -83,8 +100,13 @@ func New(cfg Config) *Verifier {
 // nil when body holds nothing to check (no signature, no digest) or is not
 // a JSON object: normalize reports what is wrong with such a document.
 func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
+	if !bytes.Contains(body, []byte(`"signature"`)) && !bytes.Contains(body, []byte(`"digest"`)) {
+		return nil // the common case: nothing signed, nothing to check
+	}
+	// rawjson splits without validating (bounded on any input); what is
+	// signed is validated by its canonicalization, the rest by normalize.
+	top, ok := rawjson.Members(body)
+	if !ok {
 		return nil
 	}
 	c := &check{v: v, f: f, now: now}
@@ -93,8 +115,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 		cv := c.catalog(ctx, body, top, sig)
 		out.Catalog = &cv
 	}
-	var entries []json.RawMessage
-	_ = json.Unmarshal(top["entries"], &entries)
+	entries, _ := rawjson.Items(top["entries"])
 	for i, raw := range entries {
 		path := fmt.Sprintf("entries[%d]", i)
 		if ev, ok := c.entry(ctx, raw, path); ok {
@@ -136,7 +157,8 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 // signed trust manifests. ok is false when the entry has nothing to check.
 func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (normalize.SignatureVerdict, bool) {
 	var e entryFields
-	if json.Unmarshal(raw, &e.f) != nil {
+	var ok bool
+	if e.f, ok = rawjson.Members(raw); !ok {
 		return normalize.SignatureVerdict{}, false
 	}
 	e.read()

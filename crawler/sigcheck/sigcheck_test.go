@@ -271,3 +271,35 @@ func TestCheckDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestSignedPayload: the signature member is cut from the canonical form
+// wherever it sorts (first, middle, last), and for a signature object only
+// its jws goes (with additionalSignatures).
+func TestSignedPayload(t *testing.T) {
+	for _, doc := range []map[string]any{
+		{"signature": "x", "b": 1},
+		{"a": []any{1, "two"}, "signature": "x", "z": map[string]any{"signature": "inner stays"}},
+		{"a": 1, "signature": "x"},
+		{"signature": "x"},
+	} {
+		want := map[string]any{}
+		for k, v := range doc {
+			if k != "signature" {
+				want[k] = v
+			}
+		}
+		got, err := sigcheck.SignedPayload(fixtures.Canonical(doc), false)
+		if err != nil || string(got) != string(fixtures.Canonical(want)) {
+			t.Errorf("SignedPayload(%s) = %s, %v; want %s", fixtures.Canonical(doc), got, err, fixtures.Canonical(want))
+		}
+	}
+	doc := map[string]any{"subject": "s", "additionalSignatures": []any{"y"},
+		"signature": map[string]any{"signer": "did:web:a.test", "jws": "h..s", "profile": "did-web-v1"}}
+	want := fixtures.Canonical(map[string]any{"subject": "s", "signature": map[string]any{"signer": "did:web:a.test", "profile": "did-web-v1"}})
+	if got, err := sigcheck.SignedPayload(fixtures.Canonical(doc), true); err != nil || string(got) != string(want) {
+		t.Errorf("object shape: %s, %v; want %s", got, err, want)
+	}
+	if _, err := sigcheck.SignedPayload([]byte(`{"a":1,"a":2,"signature":"x"}`), false); err == nil {
+		t.Error("duplicate member names were canonicalized")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // entryFields are the members of one catalog entry the checks read.
@@ -47,8 +48,8 @@ type signedManifest struct {
 func (e *entryFields) manifests(path string) []signedManifest {
 	var out []signedManifest
 	add := func(raw json.RawMessage, at string) {
-		var f map[string]json.RawMessage
-		if json.Unmarshal(raw, &f) != nil {
+		f, ok := rawjson.Members(raw)
+		if !ok {
 			return
 		}
 		if sig, ok := f["signature"]; ok && !isNull(sig) {
@@ -58,8 +59,8 @@ func (e *entryFields) manifests(path string) []signedManifest {
 	if raw, ok := e.f["trustManifest"]; ok {
 		add(raw, path+".trustManifest")
 	}
-	var list []json.RawMessage
-	if raw, ok := e.f["trustManifests"]; ok && json.Unmarshal(raw, &list) == nil {
+	if raw, ok := e.f["trustManifests"]; ok {
+		list, _ := rawjson.Items(raw)
 		for i, raw := range list {
 			add(raw, fmt.Sprintf("%s.trustManifests[%d]", path, i))
 		}
