@@ -24,16 +24,32 @@ type healthUpdate struct {
 	held   chan bool // answered once applied: whether ingest holds the document
 }
 
-// healthFor returns the health a document written for identifier carries:
-// the last one probed, else unknown, so that filters and facets see every
-// record.
-func (ix *Indexer) healthFor(identifier string) *normalize.Health {
+// healthFor returns the health document id (of identifier) carries when
+// written: the last one probed, else unknown, so that filters and facets
+// see every record. Without a health source (a one-off crawl, serve with
+// the prober off) it is the health the index already holds, so a rewrite
+// never throws a known health away.
+func (ix *Indexer) healthFor(id, identifier string) *normalize.Health {
 	if ix.cfg.Health != nil {
 		if h, ok := ix.cfg.Health.Health(identifier); ok && h.Status != "" {
 			return &h
 		}
+	} else if h, ok := ix.healths[id]; ok {
+		return &h
 	}
 	return &normalize.Health{Status: normalize.HealthUnknown}
+}
+
+// keepHealth remembers the stored health of document id when ingest has no
+// health source (healthFor then falls back to it).
+func (ix *Indexer) keepHealth(id string, h *normalize.Health) {
+	switch {
+	case ix.cfg.Health != nil:
+	case h == nil || h.Status == "" || h.Status == normalize.HealthUnknown:
+		delete(ix.healths, id)
+	default:
+		ix.healths[id] = *h
+	}
 }
 
 // SetHealth writes a probe's verdict on the record with identifier, by
@@ -61,6 +77,7 @@ func (ix *Indexer) setHealth(b *batch, u *healthUpdate) bool {
 		return false
 	}
 	h := u.health
+	ix.keepHealth(u.id, &h)
 	if d, ok := b.upserts[u.id]; ok {
 		d.Health = &h
 		return true
@@ -78,7 +95,7 @@ func (ix *Indexer) stampUnstamped(ctx context.Context) error {
 		part := ids[start:min(start+chunkDocs, len(ids))]
 		patch := make([]map[string]any, len(part))
 		for i, id := range part {
-			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldHealth: ix.healthFor(ix.unstamped[id])}
+			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldHealth: ix.healthFor(id, ix.unstamped[id])}
 		}
 		if err := ix.st.write(ctx, "stamp health on documents", ix.st.patchTask(ix.index, patch).send); err != nil {
 			return err

@@ -97,3 +97,32 @@ func TestHealth(t *testing.T) {
 		t.Errorf("%s: %+v after restart, want %+v", a, d.Health, down)
 	}
 }
+
+// TestHealthKeptWithoutSource: an indexer without a health source (a
+// one-off crawl, serve with the prober off) keeps the health the index
+// holds when it rewrites a record, also across a restart.
+func TestHealthKeptWithoutSource(t *testing.T) {
+	e := newEnv(t, Config{})
+	const origin = "https://health.test/.well-known/ai-catalog.json"
+	a, b := "urn:air:health.test:agent:a", "urn:air:health.test:agent:b"
+	e.sync(catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"))))
+	up := normalize.Health{Status: normalize.HealthUp, CheckedAt: time.Date(2026, 1, 10, 13, 0, 0, 0, time.UTC), LatencyMs: 7}
+	if held, err := e.ix.SetHealth(t.Context(), a, up); err != nil || !held {
+		t.Fatalf("SetHealth: %v, %v", held, err)
+	}
+	e.sync(catalog(t, origin, manifest(entry(a, "A", "first, edited", "2026-01-02"), entry(b, "B", "new", "2026-01-02"))))
+	if d := e.doc(a); d.Description != "first, edited" || d.Health == nil || *d.Health != up {
+		t.Fatalf("%s rewritten without a health source: %+v, want health %+v kept", a, d.Health, up)
+	}
+	if d := e.doc(b); d.Health == nil || d.Health.Status != normalize.HealthUnknown {
+		t.Errorf("new %s: %+v, want unknown", b, d.Health)
+	}
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.open(Config{})
+	e.sync(catalog(t, origin, manifest(entry(a, "A", "edited again", "2026-01-03"), entry(b, "B", "new", "2026-01-02"))))
+	if d := e.doc(a); d.Description != "edited again" || d.Health == nil || *d.Health != up {
+		t.Errorf("%s rewritten after a restart: %+v, want health %+v kept", a, d.Health, up)
+	}
+}

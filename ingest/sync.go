@@ -132,6 +132,7 @@ func (ix *Indexer) setMeta(m metaDoc) {
 			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
 		lost: loadLostClaims(m.LostClaims),
 	})
+	ix.keepHealth(m.ID, m.Health)
 }
 
 // own makes m the state of document id: its catalog owns it and the
@@ -156,6 +157,7 @@ func (ix *Indexer) forget(id string) {
 	if m == nil {
 		return
 	}
+	delete(ix.healths, id)
 	if src := ix.srcs[m.catalog]; src != nil {
 		delete(src.owned, id)
 	}
@@ -361,7 +363,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// Ownership is by the catalog the result came from, whatever the
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
-		rec.Health = ix.healthFor(rec.Identifier)
+		rec.Health = ix.healthFor(id, rec.Identifier)
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
