@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,6 +191,33 @@ func (l *live) health(id string) normalize.Health {
 	return *rec.Health
 }
 
+// listed returns the identifiers GET /agents lists for a filter expression.
+func (l *live) listed(filter string) []string {
+	l.t.Helper()
+	resp, err := http.Get(l.api.URL + "/agents?pageSize=50&filter=" + url.QueryEscape(filter))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		l.t.Fatalf("GET /agents?filter=%s: %d", filter, resp.StatusCode)
+	}
+	var page struct {
+		Items []struct {
+			Identifier string `json:"identifier"`
+		} `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		l.t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range page.Items {
+		ids = append(ids, it.Identifier)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 func (l *live) want(id, status, detail string) normalize.Health {
 	l.t.Helper()
 	h := l.health(id)
@@ -248,6 +276,15 @@ func TestLiveness(t *testing.T) {
 		l.want(idDown, normalize.HealthDown, "HTTP 503")
 		l.want(idRefused, normalize.HealthDown, "connection_error")
 		l.want(idUp, normalize.HealthUp, "") // the others are not due
+
+		// Search filters on what the prober found: the down records are
+		// kept, and left out of a live-only listing.
+		if got, want := l.listed(`publisher = "live.test" AND health = down`), []string{idDown, idRefused}; !slices.Equal(got, want) {
+			t.Errorf("health = down lists %v, want %v", got, want)
+		}
+		if got, want := l.listed(`publisher = "live.test" AND health = up`), []string{idSlow, idUp, idMCP}; !slices.Equal(got, want) {
+			t.Errorf("health = up lists %v, want %v", got, want)
+		}
 	})
 
 	t.Run("a recrawl rewriting a record keeps its health", func(t *testing.T) {
