@@ -170,7 +170,7 @@ func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.H
 	if sq.page > 1 {
 		v.Prev = web.PageURL(vals, sq.page-1)
 	}
-	v.Facets, v.Verified = sq.facetGroups(vals, ans.Facets)
+	v.Facets, v.Toggles = sq.facetGroups(vals, ans.Facets)
 	v.Active = sq.active(vals)
 	for _, raw := range ans.Referrals {
 		var e struct {

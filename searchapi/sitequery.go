@@ -14,7 +14,7 @@ import (
 )
 
 // siteQuery is the search page's state as its URL holds it:
-// /?q=...&type=...&publisher=...&compliance=...&tag=...&verified=1&federation=...&page=N.
+// /?q=...&type=...&publisher=...&compliance=...&tag=...&verified=1&signed=1&live=1&federation=...&page=N.
 // Repeated parameters combine as POST /search combines the same filters
 // (type, publisher, compliance: any of them; tag: all of them).
 type siteQuery struct {
@@ -24,6 +24,8 @@ type siteQuery struct {
 	compliance []string
 	tags       []string
 	verified   bool
+	signed     bool   // trust level signed only
+	live       bool   // health up only
 	federation string // "" (auto), or a mode federation.ParseMode accepts, as given
 	page       int
 }
@@ -39,12 +41,17 @@ func parseSiteQuery(v url.Values) (*siteQuery, error) {
 		tags:       nonEmpty(v["tag"]),
 		page:       1,
 	}
-	switch strings.ToLower(v.Get("verified")) {
-	case "", "0", "false", "off":
-	case "1", "true", "on":
-		sq.verified = true
-	default:
-		return nil, invalid("verified must be 1 or 0")
+	for _, t := range []struct {
+		name string
+		on   *bool
+	}{{"verified", &sq.verified}, {"signed", &sq.signed}, {"live", &sq.live}} {
+		switch strings.ToLower(v.Get(t.name)) {
+		case "", "0", "false", "off":
+		case "1", "true", "on":
+			*t.on = true
+		default:
+			return nil, invalid("%s must be 1 or 0", t.name)
+		}
 	}
 	if f := v.Get("federation"); f != "" {
 		m, err := federation.ParseMode(f)
@@ -85,6 +92,12 @@ func (sq *siteQuery) searchQuery() (*searchQuery, error) {
 	if sq.verified {
 		qb.VerifiedOnly = &sq.verified
 	}
+	if sq.signed {
+		qb.SignedOnly = &sq.signed
+	}
+	if sq.live {
+		qb.LiveOnly = &sq.live
+	}
 	if sq.federation != "" {
 		qb.Federation = &sq.federation
 	}
@@ -103,8 +116,10 @@ func (sq *siteQuery) page0() web.Page {
 			p.Hidden = append(p.Hidden, web.Param{Name: f.param, Value: v})
 		}
 	}
-	if sq.verified {
-		p.Hidden = append(p.Hidden, web.Param{Name: "verified", Value: "1"})
+	for _, t := range sq.toggles() {
+		if t.on {
+			p.Hidden = append(p.Hidden, web.Param{Name: t.param, Value: "1"})
+		}
 	}
 	return p
 }
@@ -139,7 +154,25 @@ func (f siteFacet) matches(urlValue, facetValue string) bool {
 
 // siteFacetFields are the index fields the page counts over the search's
 // candidates.
-var siteFacetFields = []string{normalize.FieldType, normalize.FieldPublisher, normalize.FieldCompliance, normalize.FieldTags, normalize.FieldPublisherVerified}
+var siteFacetFields = []string{normalize.FieldType, normalize.FieldPublisher, normalize.FieldCompliance, normalize.FieldTags,
+	normalize.FieldPublisherVerified, normalize.FieldTrustLevel, normalize.FieldHealthStatus}
+
+// siteToggle is one on/off filter of the page: its URL parameter, label,
+// whether it is on, and the facet count of the value it keeps.
+type siteToggle struct {
+	param, label string
+	on           bool
+	field, value string
+}
+
+// toggles are the page's on/off filters, in display order.
+func (sq *siteQuery) toggles() []siteToggle {
+	return []siteToggle{
+		{"verified", "Verified publishers only", sq.verified, normalize.FieldPublisherVerified, "true"},
+		{"signed", "Signed by the publisher", sq.signed, normalize.FieldTrustLevel, normalize.TrustSigned},
+		{"live", "Endpoint up at the last check", sq.live, normalize.FieldHealthStatus, normalize.HealthUp},
+	}
+}
 
 // decodeFacets reads a Meilisearch facetDistribution.
 func decodeFacets(raw json.RawMessage) (map[string]map[string]int, error) {
@@ -184,8 +217,8 @@ func sortedCounts(m map[string]int, keep func(string) bool, limit int) []facetCo
 	return out
 }
 
-// facetGroups builds the facets and the verified toggle of a results page.
-func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]int) ([]web.FacetGroup, web.FacetValue) {
+// facetGroups builds the facets and the toggles of a results page.
+func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]int) ([]web.FacetGroup, []web.FacetValue) {
 	var groups []web.FacetGroup
 	for _, f := range sq.filters() {
 		selected := func(v string) (string, bool) {
@@ -213,13 +246,15 @@ func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]i
 		}
 		groups = append(groups, g)
 	}
-	ver := web.FacetValue{Label: "Verified publishers only", Selected: sq.verified, Count: counts[normalize.FieldPublisherVerified]["true"]}
-	if sq.verified {
-		ver.URL = web.SetParam(vals, "verified", "")
-	} else {
-		ver.URL = web.SetParam(vals, "verified", "1")
+	var toggles []web.FacetValue
+	for _, t := range sq.toggles() {
+		fv := web.FacetValue{Label: t.label, Selected: t.on, Count: counts[t.field][t.value], URL: web.SetParam(vals, t.param, "1")}
+		if t.on {
+			fv.URL = web.SetParam(vals, t.param, "")
+		}
+		toggles = append(toggles, fv)
 	}
-	return groups, ver
+	return groups, toggles
 }
 
 // active lists the filters in force, each with the link that removes it.
@@ -230,8 +265,10 @@ func (sq *siteQuery) active(vals url.Values) []web.FacetValue {
 			out = append(out, web.FacetValue{Label: f.name + ": " + f.label(u), Selected: true, URL: web.ToggleParam(vals, f.param, u)})
 		}
 	}
-	if sq.verified {
-		out = append(out, web.FacetValue{Label: "Verified publishers only", Selected: true, URL: web.SetParam(vals, "verified", "")})
+	for _, t := range sq.toggles() {
+		if t.on {
+			out = append(out, web.FacetValue{Label: t.label, Selected: true, URL: web.SetParam(vals, t.param, "")})
+		}
 	}
 	return out
 }

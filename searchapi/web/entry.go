@@ -29,9 +29,24 @@ type entry struct {
 	Compliance            []string
 	Status                string
 	IndexedAt             time.Time
-	Score                 float64
-	Source                string
-	Evidence              struct {
+	Trust                 struct {
+		Level     string    `json:"level"`
+		Signer    string    `json:"signer"`
+		CheckedAt time.Time `json:"checkedAt"`
+		Problems  []struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"problems"`
+	}
+	Health struct {
+		Status    string    `json:"status"`
+		CheckedAt time.Time `json:"checkedAt"`
+		LatencyMs int64     `json:"latencyMs"`
+		Detail    string    `json:"detail"`
+	}
+	Score    float64
+	Source   string
+	Evidence struct {
 		MatchedExamples []struct {
 			Text string `json:"text"`
 			Kind string `json:"kind"`
@@ -60,6 +75,8 @@ func decodeEntry(e map[string]json.RawMessage) entry {
 	field(e, "publisherVerified", &x.PublisherVerified)
 	field(e, "compliance", &x.Compliance)
 	field(e, "indexedAt", &x.IndexedAt)
+	field(e, "trust", &x.Trust)
+	field(e, "health", &x.Health)
 	field(e, "score", &x.Score)
 	field(e, "source", &x.Source)
 	field(e, "evidence", &x.Evidence)
@@ -122,7 +139,50 @@ func (x entry) result(local bool, now time.Time, match func(string) bool) Result
 		r.Indexed = Ago(x.IndexedAt, now)
 		r.IndexedAt = isoTime(x.IndexedAt)
 	}
+	r.Trust, r.Health = x.trustView(now), x.healthView(now)
 	return r
+}
+
+// trustLabels and healthLabels say levels and statuses in words.
+var (
+	trustLabels = map[string]string{
+		"signed": "signed by the publisher",
+		"domain": "served from the publisher's domain",
+		"none":   "origin not verified",
+	}
+	healthLabels = map[string]string{
+		"up":            "endpoint up",
+		"down":          "endpoint down",
+		"auth_required": "endpoint needs credentials",
+		"unknown":       "endpoint not checked",
+	}
+)
+
+func (x entry) trustView(now time.Time) TrustView {
+	t := x.Trust
+	v := TrustView{Level: t.Level, Label: trustLabels[t.Level], Signer: t.Signer}
+	if v.Label == "" {
+		v.Level, v.Label = "", "" // an upstream's unknown level is not shown as one of ours
+	}
+	if !t.CheckedAt.IsZero() {
+		v.Checked, v.At = Ago(t.CheckedAt, now), isoTime(t.CheckedAt)
+	}
+	for _, p := range t.Problems {
+		v.Problems = append(v.Problems, joinNonEmpty(p.Message, "("+p.Code+")"))
+	}
+	return v
+}
+
+func (x entry) healthView(now time.Time) HealthView {
+	h := x.Health
+	v := HealthView{Status: h.Status, Label: healthLabels[h.Status], Latency: h.LatencyMs, Detail: h.Detail}
+	if v.Label == "" {
+		v.Status = ""
+	}
+	if !h.CheckedAt.IsZero() {
+		v.Checked, v.At = Ago(h.CheckedAt, now), isoTime(h.CheckedAt)
+	}
+	return v
 }
 
 // DetailPath is the path of an entry's page: /agents/ and the identifier,

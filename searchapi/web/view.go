@@ -30,8 +30,8 @@ type SearchView struct {
 	Results  []Result
 	// Facets are the filter groups with counts, in display order.
 	Facets []FacetGroup
-	// Verified is the "verified publishers only" toggle.
-	Verified FacetValue
+	// Toggles are the on/off filters: verified publishers, signed, live.
+	Toggles []FacetValue
 	// Active lists the filters in force, each with a link that removes it.
 	Active    []FacetValue
 	Referrals []Referral
@@ -95,8 +95,12 @@ type Result struct {
 	DetailURL   string // this registry's page for it ("" for upstream hits)
 	Publisher   string
 	Verified    bool
-	Compliance  []string
-	Tags        []string
+	// Trust and Health are the record's trust and endpoint health, shown
+	// beside the relevance they do not enter.
+	Trust      TrustView
+	Health     HealthView
+	Compliance []string
+	Tags       []string
 	// Capabilities are the published capabilities.
 	Capabilities []string
 	// Match is the representative query or example that matched, with the
@@ -113,6 +117,26 @@ type Result struct {
 	// matches the words, not how far it can be trusted.
 	Relevance int
 	Local     bool
+}
+
+// TrustView is a record's trust as the pages show it.
+type TrustView struct {
+	Level    string   // signed, domain or none
+	Label    string   // in words
+	Signer   string   // the DID that signed (level signed) or failed to
+	Checked  string   // how long ago it was checked ("" when unknown)
+	At       string   // the same moment for a <time> element
+	Problems []string // what failed, in words with the code
+}
+
+// HealthView is a record's endpoint health as the pages show it.
+type HealthView struct {
+	Status  string // up, down, auth_required or unknown
+	Label   string // in words
+	Checked string // how long ago it was probed ("" when never)
+	At      string
+	Latency int64 // ms, for up
+	Detail  string
 }
 
 // DetailView is an entry's page.
