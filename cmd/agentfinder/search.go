@@ -35,12 +35,14 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 	c.fs.Var(&tags, "tag", "only results carrying this `tag` (repeatable: all of them)")
 	c.fs.Var(&preferTags, "prefer-tag", "rank results carrying this `tag` higher (repeatable)")
 	verifiedOnly := c.fs.Bool("verified-only", false, "only results whose publisher is verified (the catalog was fetched from its domain)")
+	signedOnly := c.fs.Bool("signed-only", false, "only results signed by their publisher (trust level signed)")
+	liveOnly := c.fs.Bool("live-only", false, "only results whose endpoint answered its last probe (health up)")
 	evidence := c.fs.Bool("evidence", false, "show why each result matched: matched tags, examples and score components")
 	stale := c.fs.Bool("stale", false, "include stale records (their catalog kept failing)")
 	asJSON := c.fs.Bool("json", false, "print the raw JSON response")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "request timeout")
 	c.setEnv("server", "AGENTFINDER_SERVER")
-	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "evidence", "stale", "json", "timeout")
+	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "signed-only", "live-only", "evidence", "stale", "json", "timeout")
 	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -62,8 +64,10 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 	if len(preferTags) > 0 {
 		q["preferredTags"] = preferTags
 	}
-	if *verifiedOnly {
-		q["verifiedOnly"] = true
+	for k, on := range map[string]bool{"verifiedOnly": *verifiedOnly, "signedOnly": *signedOnly, "liveOnly": *liveOnly} {
+		if on {
+			q[k] = true
+		}
 	}
 	req := map[string]any{"query": q, "pageSize": *pageSize}
 	if *pageToken != "" {
@@ -118,6 +122,14 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 	return 0
 }
 
+// orDash is s, or "-" when a server did not say.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // printAPIError says what an error answer of the API says: its error
 // object when it has one, else the start of the body.
 func printAPIError(stderr io.Writer, status string, raw []byte) {
@@ -140,7 +152,13 @@ type searchResponse struct {
 		Type        string          `json:"type"`
 		Score       json.Number     `json:"score"`
 		Source      json.RawMessage `json:"source"`
-		Evidence    *struct {
+		Trust       struct {
+			Level string `json:"level"`
+		} `json:"trust"`
+		Health struct {
+			Status string `json:"status"`
+		} `json:"health"`
+		Evidence *struct {
 			MatchedTags     []string `json:"matchedTags"`
 			MatchedExamples []struct {
 				Text string `json:"text"`
@@ -173,14 +191,14 @@ func printResults(w io.Writer, raw []byte) error {
 		fmt.Fprintln(w, "no results")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tSOURCE")
+		fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tTRUST\tHEALTH\tSOURCE")
 		for _, res := range r.Results {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, truncate(res.DisplayName, 40),
-				truncate(oneLine(res.Description), 50), res.Type, sourceLabel(res.Source))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, truncate(res.DisplayName, 40),
+				truncate(oneLine(res.Description), 50), res.Type, orDash(res.Trust.Level), orDash(res.Health.Status), sourceLabel(res.Source))
 			if e := res.Evidence; e != nil {
-				fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
+				fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
 				for _, ex := range e.MatchedExamples {
-					fmt.Fprintf(tw, "\t  example: %s\t\t\t\t\n", truncate(oneLine(ex.Text), 80))
+					fmt.Fprintf(tw, "\t  example: %s\t\t\t\t\t\t\n", truncate(oneLine(ex.Text), 80))
 				}
 			}
 		}

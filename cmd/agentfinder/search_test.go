@@ -120,6 +120,7 @@ func TestSearchCommandExtensions(t *testing.T) {
 		got = nil
 		_ = json.Unmarshal(b, &got)
 		io.WriteString(w, `{"results":[{"identifier":"urn:ai:acme.test:agent:oncall","displayName":"On-call Copilot","description":"Pages the right engineer\nand drafts the incident timeline.","type":"application/a2a-agent-card+json","score":91,"source":"http://127.0.0.1:8080/",
+			"trust":{"level":"signed","signer":"did:web:acme.test"},"health":{"status":"auth_required"},
 			"evidence":{"matchedTags":["sre"],"matchedExamples":[{"text":"who is on call for payments","score":0.8}],"matchedTerms":["incident"],"scoreComponents":{"keyword":0.7,"semantic":0.9},"freshness":{}}}],
 			"referrals":[{"identifier":"urn:ai:hub.test:registry:main","displayName":"Hub","type":"application/ai-registry","url":"https://hub.test/search"},
 			{"identifier":"urn:ai:a-much-longer-name.test:registry:x","displayName":"Long Registry Name","type":"application/ai-registry","url":"https://long.test/search"}]}`)
@@ -127,17 +128,17 @@ func TestSearchCommandExtensions(t *testing.T) {
 	defer srv.Close()
 	env := func(string) (string, bool) { return "", false }
 	var stdout, stderr bytes.Buffer
-	args := []string{"--server", srv.URL, "--tag", "sre", "--tag", "on-call", "--prefer-tag", "pager", "--verified-only", "--evidence", "--stale", "incident", "response"}
+	args := []string{"--server", srv.URL, "--tag", "sre", "--tag", "on-call", "--prefer-tag", "pager", "--verified-only", "--signed-only", "--live-only", "--evidence", "--stale", "incident", "response"}
 	if code := searchMain(t.Context(), args, env, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	q, _ := got["query"].(map[string]any)
 	if fmt.Sprint(q["requiredTags"]) != "[sre on-call]" || fmt.Sprint(q["preferredTags"]) != "[pager]" || q["verifiedOnly"] != true ||
-		got["includeEvidence"] != true || got["includeStale"] != true {
+		q["signedOnly"] != true || q["liveOnly"] != true || got["includeEvidence"] != true || got["includeStale"] != true {
 		t.Errorf("request %v", got)
 	}
 	out := stdout.String()
-	for _, want := range []string{"DESCRIPTION", "Pages the right engineer and drafts", "why: terms incident; tags sre; 1 example; keyword 0.7 semantic 0.9", "example: who is on call for payments"} {
+	for _, want := range []string{"DESCRIPTION", "TRUST", "HEALTH", "signed  auth_required", "Pages the right engineer and drafts", "why: terms incident; tags sre; 1 example; keyword 0.7 semantic 0.9", "example: who is on call for payments"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
