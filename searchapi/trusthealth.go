@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
@@ -74,7 +75,7 @@ func checkValues(name string, f normalize.FilterField, vals []string) error {
 	}
 	for _, v := range vals {
 		if !slices.Contains(f.Values, v) {
-			return invalid("%s must be one of %v, got %q", name, f.Values, v)
+			return invalid("%s must be one of %s, got %q", name, strings.Join(f.Values, ", "), v)
 		}
 	}
 	return nil
