@@ -136,15 +136,25 @@ func (s *Server) searchTerms(text string) []string {
 }
 
 // queryVector embeds the request text as typed (the sentence model reads
-// sentences; the rewritten keyword list embeds worse), once per request. It
-// returns nil without an embedder or when embedding fails (keyword only).
+// sentences; the rewritten keyword list embeds worse), once per request;
+// the first request embeds the small-talk phrases in the same call
+// (Server.smallTalk). It returns nil without an embedder or when embedding
+// fails (keyword only).
 func (s *Server) queryVector(ctx context.Context, text string) []float32 {
 	if s.cfg.Embedder == nil || strings.TrimSpace(text) == "" {
 		return nil
 	}
-	vecs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	texts := []string{text}
+	talk := s.talk.missing()
+	if talk {
+		texts = append(texts, score.SmallTalk...)
+	}
+	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
 	switch {
-	case err == nil && len(vecs) == 1 && len(vecs[0]) > 0:
+	case err == nil && len(vecs) == len(texts) && len(vecs[0]) > 0:
+		if talk {
+			s.talk.set(vecs[1:])
+		}
 		return vecs[0]
 	case ctx.Err() == nil:
 		s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
@@ -282,7 +292,7 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) (l
 	if err != nil {
 		return out, err
 	}
-	rel := rankPool(res, res.Hits[:nPool], byID, vec)
+	rel := rankPool(res, res.Hits[:nPool], byID, vec, s.smallTalk(vec))
 	out.Rel = rel
 	// The sequence every page slices: the pool in the model's order, then
 	// the rest in fused order.

@@ -48,9 +48,10 @@ type relevance struct {
 }
 
 // rankPool scores the pool (the first results of the fused ranking, docs
-// holding their fetched documents by identifier) and orders it.
-func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, vec []float32) *relevance {
-	rel := &relevance{model: &score.Default, req: score.Request{Docs: res.Total}, vec: vec, floor: 1,
+// holding their fetched documents by identifier) and orders it; talk is
+// the request's similarity with small talk (Server.smallTalk).
+func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, vec []float32, talk float64) *relevance {
+	rel := &relevance{model: &score.Default, req: score.Request{Docs: res.Total, SmallTalk: talk}, vec: vec, floor: 1,
 		cands: make(map[string]score.Candidate, len(pool))}
 	if vec == nil {
 		rel.model = &score.KeywordOnly

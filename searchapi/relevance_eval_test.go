@@ -42,7 +42,7 @@ func TestRelevanceDump(t *testing.T) {
 	var qs []dumpQuery
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "dev_queries.jsonl"), "dev")...)
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "offcatalog.jsonl"), "offcatalog")...)
-	qs = append(qs, trainingNegatives(200)...)
+	qs = append(qs, trainingNegatives(250)...)
 	qs = append(qs, terseRequests(rs.results, 100)...)
 	// Each request twice: with the query vector (the default) and keyword
 	// only (serve --no-embeddings), which has a model of its own.
@@ -58,6 +58,7 @@ func TestRelevanceDump(t *testing.T) {
 				t.Fatal(err)
 			}
 			q.Mode = mode
+			q.SmallTalk = rs.srv.smallTalk(vec)
 			q.Terms, q.TermDocs, q.Total = res.Terms, res.TermDocs, res.Total
 			q.Hits = res.Hits[:min(len(res.Hits), 60)]
 			rs.dump.Queries = append(rs.dump.Queries, q)
@@ -207,15 +208,18 @@ type dumpDoc struct {
 }
 
 type dumpQuery struct {
-	ID       string         `json:"id"`
-	Kind     string         `json:"kind"` // dev, offcatalog, negative, terse
-	Mode     string         `json:"mode"` // hybrid, keyword
-	Text     string         `json:"text"`
-	Gold     []string       `json:"gold,omitempty"`
-	Terms    []string       `json:"terms"`
-	TermDocs []int          `json:"termDocs"`
-	Total    int            `json:"total"`
-	Hits     []query.Scored `json:"hits"`
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"` // dev, offcatalog, negative, terse
+	Mode     string   `json:"mode"` // hybrid, keyword
+	Text     string   `json:"text"`
+	Gold     []string `json:"gold,omitempty"`
+	Terms    []string `json:"terms"`
+	TermDocs []int    `json:"termDocs"`
+	Total    int      `json:"total"`
+	// SmallTalk is the request's similarity with small talk
+	// (score.Request.SmallTalk).
+	SmallTalk float64        `json:"smallTalk"`
+	Hits      []query.Scored `json:"hits"`
 }
 
 func readDumpQueries(t *testing.T, path, kind string) []dumpQuery {
@@ -242,7 +246,7 @@ func readDumpQueries(t *testing.T, path, kind string) []dumpQuery {
 }
 
 // trainingNegatives generates n requests no catalog serves (random letter
-// strings, keyboard runs, word salads, small talk), from a fixed seed and
+// strings, keyboard runs, word salads, nonsense sentences, small talk), from a fixed seed and
 // vocabularies of their own, so the off-catalog list that make eval scores
 // stays unseen by the fit.
 func trainingNegatives(n int) []dumpQuery {
@@ -263,6 +267,32 @@ func trainingNegatives(n int) []dumpQuery {
 		"my %s was fine", "have a nice %s", "enjoy your %s", "how's the %s going", "lovely %s, isn't it", "i miss my %s"}
 	things := strings.Fields(`day week weekend morning evening birthday family name age friend dog cat
 		garden holiday sister brother mother father neighbour kitchen chair hobby lunch nap walk`)
+	// Word salad shaped as a sentence: articles, verbs and adverbs between
+	// the nouns, as nonsense typed by a person reads.
+	sentences := []string{"the %a %n %v the %n", "a %n %v %d under the %a %n", "%d the %n %v a %a %n",
+		"%n and %n %v %d", "why does the %n %v the %a %n", "my %a %n %v %d beside a %n"}
+	slots := map[byte][]string{
+		'n': strings.Fields(`walrus bucket horizon accordion biscuit glacier turnip violin lighthouse
+			saucer meadow chimney tortoise anchor cabbage scarecrow raincoat walnut compass harbour`),
+		'v': strings.Fields(`sings swallows borrows paints forgets chases polishes admires tickles
+			juggles unfolds whistles`),
+		'a': strings.Fields(`purple anxious wooden salty invisible polite crumbly enormous fluffy
+			ancient rusty jealous`),
+		'd': strings.Fields(`gently backwards politely suddenly rarely sideways loudly quietly`),
+	}
+	fill := func(f string) string {
+		var b strings.Builder
+		for i := 0; i < len(f); i++ {
+			if f[i] == '%' && i+1 < len(f) {
+				l := slots[f[i+1]]
+				b.WriteString(l[r.IntN(len(l))])
+				i++
+				continue
+			}
+			b.WriteByte(f[i])
+		}
+		return b.String()
+	}
 	word := func(min, max int) string {
 		var b strings.Builder
 		for range min + r.IntN(max-min+1) {
@@ -273,7 +303,7 @@ func trainingNegatives(n int) []dumpQuery {
 	out := make([]dumpQuery, 0, n)
 	for i := range n {
 		var parts []string
-		switch i % 4 {
+		switch i % 5 {
 		case 0:
 			for range 1 + r.IntN(4) {
 				parts = append(parts, word(3, 10))
@@ -288,6 +318,8 @@ func trainingNegatives(n int) []dumpQuery {
 			for range 3 + r.IntN(5) {
 				parts = append(parts, salad[r.IntN(len(salad))])
 			}
+		case 3:
+			parts = append(parts, fill(sentences[r.IntN(len(sentences))]))
 		default:
 			if r.IntN(2) == 0 {
 				parts = append(parts, chat[r.IntN(len(chat))])

@@ -169,6 +169,7 @@ type Server struct {
 	who       clientNamer
 	perClient *inFlight
 	site      *web.Renderer
+	talk      smallTalkVectors
 
 	mu      sync.Mutex
 	details map[string]string

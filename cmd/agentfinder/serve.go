@@ -124,7 +124,7 @@ func serveCLI(o *serveOptions) *cli {
 	fs.StringVar(&o.modelDir, "model-dir", "./.cache/model", "`directory` of the sentence-embedding model (make model fetches it)")
 	fs.BoolVar(&o.noEmbeddings, "no-embeddings", false, "keyword search only: no vectors, no hybrid search")
 	fs.Float64Var(&o.semanticRatio, "semantic-ratio", 0, "weight of semantic search in hybrid ranking, 0..1 (0: the search API's default)")
-	fs.IntVar(&o.minScore, "min-score", -1, "default cut-off: results scoring below `N` (0..100) are left out unless a request sends minScore; 0 returns every result, -1 the scoring model's own (20 with embeddings, 5 keyword only)")
+	fs.IntVar(&o.minScore, "min-score", -1, "default cut-off: results scoring below `N` (0..100) are left out unless a request sends minScore; 0 returns every result, -1 the scoring model's own (15 with embeddings, 5 keyword only)")
 	fs.BoolVar(&o.noQueryRewrite, "no-query-rewrite", false, "send the request text to Meilisearch as is (no filler removal)")
 	fs.StringVar(&o.schedule, "schedule", "@every 1h", "recrawl `schedule` (cron syntax or @every DURATION)")
 	fs.IntVar(&o.crawlWorkers, "crawl-workers", 2, "seeds crawled at once")

@@ -6,11 +6,13 @@
 //     fused keyword and semantic components, how much of the request its
 //     name and text cover, how far it stands out semantically), orders the
 //     candidates of one request;
-//   - the confidence model, a logistic regression over features of the
-//     request as a whole and of its best candidate (the ranker's margin,
-//     how much the best semantic match stands out from the rest, how many
-//     of the request's words the index knows), estimates the probability
-//     that the first result is what was asked for.
+//   - the confidence model, two logistic regressions over features of the
+//     request as a whole and of its best candidate (how much the best
+//     semantic match stands out from the rest, how much of the request it
+//     covers, how many of the request's words the index knows, how close
+//     the request is to small talk), estimates the probability that the
+//     request is one the catalog can answer and that the first result is
+//     what was asked for.
 //
 // The first result's score is that probability in percent; each later
 // result's score is the first one's scaled by how much less likely the
@@ -61,6 +63,9 @@ type Request struct {
 	Terms []Term
 	// Docs is the number of documents the search could return.
 	Docs int
+	// SmallTalk is the highest cosine similarity of the request's vector
+	// with the vectors of the SmallTalk phrases (0 without a query vector).
+	SmallTalk float64
 }
 
 // Ranker feature indexes; a candidate's vector has numRank entries.

@@ -35,15 +35,16 @@ type fitDump struct {
 }
 
 type fitDumpQuery struct {
-	ID       string   `json:"id"`
-	Kind     string   `json:"kind"`
-	Mode     string   `json:"mode"`
-	Text     string   `json:"text"`
-	Gold     []string `json:"gold"`
-	Terms    []string `json:"terms"`
-	TermDocs []int    `json:"termDocs"`
-	Total    int      `json:"total"`
-	Hits     []struct {
+	ID        string   `json:"id"`
+	Kind      string   `json:"kind"`
+	Mode      string   `json:"mode"`
+	Text      string   `json:"text"`
+	Gold      []string `json:"gold"`
+	Terms     []string `json:"terms"`
+	TermDocs  []int    `json:"termDocs"`
+	Total     int      `json:"total"`
+	SmallTalk float64  `json:"smallTalk"`
+	Hits      []struct {
 		ID       string
 		Score    float64
 		Keyword  float64
@@ -76,7 +77,7 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		if q.Mode != mode {
 			continue
 		}
-		fq := fitQuery{id: q.ID, kind: q.Kind, req: Request{Docs: q.Total}}
+		fq := fitQuery{id: q.ID, kind: q.Kind, req: Request{Docs: q.Total, SmallTalk: q.SmallTalk}}
 		for i, w := range q.Terms {
 			fq.req.Terms = append(fq.req.Terms, Term{Word: w, Docs: q.TermDocs[i]})
 		}
@@ -201,12 +202,16 @@ func fitRanker(qs []*fitQuery, grid [numRank][]float64) [numRank]float64 {
 }
 
 // fitConfidence fits the logistic model of "the first result is right"
-// over the requests ranked by m's ranker; the bias is not penalised.
-func fitConfidence(m *Model, qs []*fitQuery, lambda float64, label func(q *fitQuery, right bool) bool) [numConf]float64 {
+// over the requests ranked by m's ranker; the bias is not penalised, the
+// features omit names keep a weight of 0.
+func fitConfidence(m *Model, qs []*fitQuery, lambda float64, label func(q *fitQuery, right bool) bool, omit ...int) [numConf]float64 {
 	var xs [][numConf]float64
 	var ys []float64
 	for _, q := range qs {
 		x, right := confRow(m, q)
+		for _, k := range omit {
+			x[k] = 0
+		}
 		xs = append(xs, x)
 		ys = append(ys, b2f(label(q, right)))
 	}
@@ -419,7 +424,9 @@ func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay float64, mode s
 	m := Model{Decay: decay}
 	m.Ranker = fitRanker(dev, rankerGrid[mode])
 	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" })
-	m.Conf = fitConfidence(&m, dev, lambda, func(_ *fitQuery, right bool) bool { return right })
+	// Small talk says whether there is a request at all, not which entry
+	// answers it: the gate's feature only.
+	m.Conf = fitConfidence(&m, dev, lambda, func(_ *fitQuery, right bool) bool { return right }, cSmallTalk)
 	return m
 }
 

@@ -18,12 +18,14 @@ const (
 	cSemCover
 	cPoolMean
 	cPoolSD
+	cSmallTalk
+	cUnknown
 	numConf
 )
 
 // confNames name the confidence model's features, for fitting reports.
 var confNames = [numConf]string{"bias", "topZ", "topSemantic",
-	"topCover", "topName", "known", "terms", "topMass", "semCover", "poolMean", "poolSD"}
+	"topCover", "topName", "known", "terms", "topMass", "semCover", "poolMean", "poolSD", "smallTalk", "unknown"}
 
 // Model holds the fitted weights.
 type Model struct {
@@ -63,33 +65,37 @@ var Default = Model{
 		0.4000, // textCover
 	},
 	Gate: [numConf]float64{
-		-20.9997, // bias
-		-0.0148,  // topZ
-		25.3351,  // topSemantic
-		1.7937,   // topCover
-		-0.3262,  // topName
-		1.9797,   // known
-		3.0072,   // terms
-		1.5084,   // topMass
-		4.6598,   // semCover
-		-5.9019,  // poolMean
-		13.8155,  // poolSD
+		-16.2312, // bias
+		-0.2139,  // topZ
+		25.5002,  // topSemantic
+		2.0340,   // topCover
+		0.5387,   // topName
+		2.4281,   // known
+		1.7034,   // terms
+		1.1334,   // topMass
+		-0.6176,  // semCover
+		-3.0855,  // poolMean
+		10.7960,  // poolSD
+		-9.8277,  // smallTalk
+		-1.6274,  // unknown
 	},
 	Conf: [numConf]float64{
-		-0.1674, // bias
-		0.7485,  // topZ
-		-1.2459, // topSemantic
-		3.9934,  // topCover
-		1.4341,  // topName
-		0.1122,  // known
-		-0.0892, // terms
-		0.3270,  // topMass
-		-9.8385, // semCover
-		-2.3918, // poolMean
-		-4.0034, // poolSD
+		0.2104,  // bias
+		0.7512,  // topZ
+		-1.4686, // topSemantic
+		3.9631,  // topCover
+		1.3206,  // topName
+		-0.1610, // known
+		-0.1502, // terms
+		0.2655,  // topMass
+		-8.8461, // semCover
+		-2.1163, // poolMean
+		-4.2316, // poolSD
+		0.0000,  // smallTalk
+		-0.9564, // unknown
 	},
 	Decay:    2,
-	MinScore: 20,
+	MinScore: 15,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -103,30 +109,34 @@ var KeywordOnly = Model{
 		0.0000, // textCover
 	},
 	Gate: [numConf]float64{
-		-4.1265, // bias
+		-4.4140, // bias
 		0.0000,  // topZ
 		0.0000,  // topSemantic
-		2.1789,  // topCover
-		-1.0414, // topName
-		-0.5157, // known
-		1.9626,  // terms
-		1.3652,  // topMass
+		2.7716,  // topCover
+		2.3374,  // topName
+		-1.6267, // known
+		2.5159,  // terms
+		1.4356,  // topMass
 		0.0000,  // semCover
 		0.0000,  // poolMean
 		0.0000,  // poolSD
+		0.0000,  // smallTalk
+		-5.1075, // unknown
 	},
 	Conf: [numConf]float64{
-		-2.2505, // bias
+		-2.2264, // bias
 		0.0000,  // topZ
 		0.0000,  // topSemantic
-		-1.2498, // topCover
-		7.8891,  // topName
-		-0.0540, // known
-		-1.6398, // terms
-		2.4374,  // topMass
+		-1.1862, // topCover
+		7.8819,  // topName
+		-0.0990, // known
+		-1.6204, // terms
+		2.4132,  // topMass
 		0.0000,  // semCover
 		0.0000,  // poolMean
 		0.0000,  // poolSD
+		0.0000,  // smallTalk
+		-0.6234, // unknown
 	},
 	Decay:    2,
 	MinScore: 5,
@@ -213,6 +223,8 @@ func confidenceFeatures(r *Request, rk *Ranking, pool []Candidate, feats [][numR
 	g[cTerms] = math.Log1p(float64(len(r.Terms)))
 	g[cTopMass] = math.Log1p(feats[top][rTextCover] * rk.idfSum)
 	g[cSemCover] = math.Max(0, pool[top].Semantic-0.6) * feats[top][rTextCover]
+	g[cSmallTalk] = r.SmallTalk
+	g[cUnknown] = unknownHinge(r)
 	return g
 }
 
@@ -241,4 +253,22 @@ func dot(w, x []float64) float64 {
 // Percent is a relevance as the 0..100 score results show.
 func Percent(p float64) int {
 	return max(0, min(100, int(math.Round(p*100))))
+}
+
+// unknownHinge is how far the share of r's terms no document holds
+// exceeds 0.7, scaled to 0..1: a request made almost only of words the
+// catalog has never seen (word salad, gibberish) reaches 1, while a real
+// request with a few rare names stays at 0. (The idf-weighted known share
+// alone weighs one such word as much as the others.)
+func unknownHinge(r *Request) float64 {
+	if len(r.Terms) == 0 {
+		return 0
+	}
+	u := 0
+	for _, t := range r.Terms {
+		if t.Docs == 0 {
+			u++
+		}
+	}
+	return math.Max(0, float64(u)/float64(len(r.Terms))-0.7) / 0.3
 }

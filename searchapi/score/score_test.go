@@ -121,3 +121,43 @@ func TestPercent(t *testing.T) {
 		}
 	}
 }
+
+func TestSmallTalkLowersScore(t *testing.T) {
+	// The same request and pool, once near small talk: its first result
+	// must score lower, and the order must not change.
+	r, cands := pool()
+	r.SmallTalk = 0.2
+	plain := Default.Rank(r, cands)
+	chat := *r
+	chat.SmallTalk = 0.9
+	talk := Default.Rank(&chat, cands)
+	if p, c := plain.Scores[plain.Order[0]], talk.Scores[talk.Order[0]]; c >= p {
+		t.Errorf("small talk %.3f, plain %.3f: want lower", c, p)
+	}
+	if !slices.Equal(plain.Order, talk.Order) {
+		t.Errorf("order changed: %v -> %v", plain.Order, talk.Order)
+	}
+}
+
+func TestUnknownHinge(t *testing.T) {
+	terms := func(docs ...int) *Request {
+		r := &Request{Docs: 50}
+		for i, d := range docs {
+			r.Terms = append(r.Terms, Term{Word: string(rune('a' + i)), Docs: d})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		r    *Request
+		want float64
+	}{
+		{terms(), 0},
+		{terms(3, 0), 0},                // half unknown: a real request with a rare name
+		{terms(0, 0, 0, 0), 1},          // nothing known
+		{terms(0, 0, 0, 0, 2), 1.0 / 3}, // 0.8 unknown
+	} {
+		if got := unknownHinge(c.r); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("unknownHinge(%v) = %.3f, want %.3f", c.r.Terms, got, c.want)
+		}
+	}
+}
