@@ -31,6 +31,8 @@ const (
 	idSlow    = "urn:ai:live.test:agent:slow"
 	idGated   = "urn:ai:live.test:agent:gated"
 	idHidden  = "urn:ai:live.test:agent:hidden"
+	idREST    = "urn:ai:live.test:agent:rest"
+	idGone    = "urn:ai:live.test:agent:gone"
 	idMCP     = "urn:ai:live.test:mcp:up"
 	idStdio   = "urn:ai:live.test:mcp:stdio"
 	idNotes   = "urn:ai:live.test:skill:notes"
@@ -235,8 +237,8 @@ func TestLiveness(t *testing.T) {
 	for _, id := range []string{idUp, idDown, idMCP, idStdio, idNotes} {
 		l.want(id, normalize.HealthUnknown, "")
 	}
-	if n := l.round(); n != 7 {
-		t.Errorf("first round probed %d records, want 7 (every record with an endpoint, at once)", n)
+	if n := l.round(); n != 9 {
+		t.Errorf("first round probed %d records, want 9 (every record with an endpoint, at once)", n)
 	}
 
 	t.Run("one probe decides what answers", func(t *testing.T) {
@@ -244,6 +246,7 @@ func TestLiveness(t *testing.T) {
 			t.Errorf("up: %+v, want a latency and a check time", h)
 		}
 		l.want(idMCP, normalize.HealthUp, "")
+		l.want(idREST, normalize.HealthUp, "")
 		l.want(idGated, normalize.HealthAuthRequired, "HTTP 401")
 		if h := l.want(idSlow, normalize.HealthUp, "slow"); h.LatencyMs < fixtures.LiveSlowDelay.Milliseconds() {
 			t.Errorf("slow: latency %dms, want at least %v", h.LatencyMs, fixtures.LiveSlowDelay)
@@ -266,23 +269,25 @@ func TestLiveness(t *testing.T) {
 	t.Run("down only after repeated failures, never deleted", func(t *testing.T) {
 		l.want(idDown, normalize.HealthUnknown, "failure 1 of 3")
 		l.want(idRefused, normalize.HealthUnknown, "failure 1 of 3")
+		l.want(idGone, normalize.HealthUnknown, "a2a-card: HTTP 404 (failure 1 of 3")
 		l.clock.Add(10 * time.Minute * 11 / 10) // past the first retry, jitter included
-		if n := l.round(); n != 2 {
-			t.Errorf("retry round probed %d records, want the 2 failing ones", n)
+		if n := l.round(); n != 3 {
+			t.Errorf("retry round probed %d records, want the 3 failing ones", n)
 		}
 		l.want(idDown, normalize.HealthUnknown, "failure 2 of 3")
 		l.clock.Add(20 * time.Minute * 11 / 10)
 		l.round()
 		l.want(idDown, normalize.HealthDown, "HTTP 503")
 		l.want(idRefused, normalize.HealthDown, "connection_error")
+		l.want(idGone, normalize.HealthDown, "a2a-card: HTTP 404")
 		l.want(idUp, normalize.HealthUp, "") // the others are not due
 
 		// Search filters on what the prober found: the down records are
 		// kept, and left out of a live-only listing.
-		if got, want := l.listed(`publisher = "live.test" AND health = down`), []string{idDown, idRefused}; !slices.Equal(got, want) {
+		if got, want := l.listed(`publisher = "live.test" AND health = down`), []string{idDown, idGone, idRefused}; !slices.Equal(got, want) {
 			t.Errorf("health = down lists %v, want %v", got, want)
 		}
-		if got, want := l.listed(`publisher = "live.test" AND health = up`), []string{idSlow, idUp, idMCP}; !slices.Equal(got, want) {
+		if got, want := l.listed(`publisher = "live.test" AND health = up`), []string{idREST, idSlow, idUp, idMCP}; !slices.Equal(got, want) {
 			t.Errorf("health = up lists %v, want %v", got, want)
 		}
 	})
@@ -314,8 +319,8 @@ func TestLiveness(t *testing.T) {
 			t.Errorf("after restart %d records were probed at once, want none before they are due", n)
 		}
 		l.clock.Add(27 * time.Hour) // past every record's daily probe
-		if n := p2.RunDue(t.Context()); n != 7 {
-			t.Errorf("a day later %d records were probed, want 7", n)
+		if n := p2.RunDue(t.Context()); n != 9 {
+			t.Errorf("a day later %d records were probed, want 9", n)
 		}
 	})
 }
