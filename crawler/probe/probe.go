@@ -279,7 +279,14 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 	if !ok {
 		return
 	}
-	p.log.Debug("probed", "identifier", e.Identifier, "outcome", r.outcome, "status", h.Status, "detail", h.Detail)
+	// A change is news when a known status moves, or a record goes down;
+	// a first verdict on a new record is not.
+	was := e.Health.Status
+	if h.Status != was && (h.Status == normalize.HealthDown || (was != "" && was != normalize.HealthUnknown)) {
+		p.log.Info("health changed", "identifier", e.Identifier, "from", was, "to", h.Status, "detail", h.Detail)
+	} else {
+		p.log.Debug("probed", "identifier", e.Identifier, "outcome", r.outcome, "status", h.Status, "detail", h.Detail)
+	}
 	held, err := p.sink.SetHealth(ctx, e.Identifier, h)
 	switch {
 	case err != nil:
