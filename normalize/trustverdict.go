@@ -49,8 +49,11 @@ func (t *TrustVerdicts) Problems() []Problem {
 }
 
 // trustFor is the one rule that turns verdicts into a record's Trust:
-//   - any problem (the entry's own signature or digests, or a failed
-//     whole-catalog signature) gives TrustNone with the problems;
+//   - a problem (the entry's own signature or digests, or a failed
+//     whole-catalog signature) gives TrustNone with the problems, except a
+//     signature in a profile or algorithm we do not support
+//     (CodeUnsupportedSigAlg): it proves nothing either way, so the record
+//     is judged as if unsigned (never TrustSigned), the problem shown;
 //   - else a valid signature by the publisher (the entry's own, or the
 //     whole catalog's when its signer is did:web of the publisher's domain
 //     or a parent of it) gives TrustSigned;
@@ -87,12 +90,25 @@ func trustFor(rec *Record, path string, v *TrustVerdicts) *Trust {
 		}
 	}
 	switch {
-	case len(t.Problems) > 0:
+	case demotes(t.Problems):
 		t.Level = TrustNone
+	case len(t.Problems) > 0:
+		// only unsupported signatures: the domain level stands
 	case signer != "":
 		t.Level = TrustSigned
 	}
 	return t
+}
+
+// demotes reports whether problems hold one that drops a record to
+// TrustNone: anything but an unsupported signature profile or algorithm.
+func demotes(problems []Problem) bool {
+	for _, p := range problems {
+		if p.Code != CodeUnsupportedSigAlg {
+			return true
+		}
+	}
+	return false
 }
 
 // didCovers reports whether a did:web signer speaks for publisher: the DID's

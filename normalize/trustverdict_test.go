@@ -25,6 +25,9 @@ func TestTrustLevels(t *testing.T) {
 			[3]string{TrustSigned, TrustNone, TrustNone}},
 		{"entry bad", &TrustVerdicts{CheckedAt: at, Entries: map[string]SignatureVerdict{"entries[0]": {Signer: "did:web:pub.test", Problems: bad}}},
 			[3]string{TrustNone, TrustNone, TrustNone}},
+		// An unsupported algorithm proves nothing either way.
+		{"entry unsupported", &TrustVerdicts{CheckedAt: at, Entries: map[string]SignatureVerdict{"entries[0]": {Signer: "did:web:pub.test",
+			Problems: []Problem{{Code: CodeUnsupportedSigAlg}}}}}, [3]string{TrustDomain, TrustNone, TrustNone}},
 		// A catalog signature by the publisher's domain covers its
 		// subdomains' entries, never another publisher's.
 		{"catalog signed", &TrustVerdicts{CheckedAt: at, Catalog: &SignatureVerdict{Signer: "did:web:pub.test"}},
@@ -45,7 +48,7 @@ func TestTrustLevels(t *testing.T) {
 					t.Errorf("%s: trust %+v, want %s", rec.Identifier, rec.Trust, tc.want[i])
 					continue
 				}
-				if rec.Trust.Level != TrustNone && len(rec.Trust.Problems) > 0 {
+				if rec.Trust.Level == TrustSigned && len(rec.Trust.Problems) > 0 {
 					t.Errorf("%s: level %s with problems %v", rec.Identifier, rec.Trust.Level, rec.Trust.Problems)
 				}
 				if tc.trust != nil && !rec.Trust.CheckedAt.Equal(at) {

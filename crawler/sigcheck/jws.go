@@ -173,6 +173,12 @@ func signedPayload(doc []byte, object bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return payloadOf(canon, object)
+}
+
+// payloadOf cuts what a signature does not cover out of canon, the
+// canonical form of the signed document.
+func payloadOf(canon []byte, object bool) ([]byte, error) {
 	if len(canon) == 0 || canon[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gowebpki/jcs"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
@@ -109,7 +110,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	if !ok {
 		return nil
 	}
-	c := &check{v: v, f: f, now: now}
+	c := &check{v: v, f: f, now: now, body: body}
 	out := &normalize.TrustVerdicts{CheckedAt: now}
 	if sig, ok := top["signature"]; ok && !isNull(sig) {
 		cv := c.catalog(ctx, body, top, sig)
@@ -118,7 +119,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	entries, _ := rawjson.Items(top["entries"])
 	for i, raw := range entries {
 		path := fmt.Sprintf("entries[%d]", i)
-		if ev, ok := c.entry(ctx, raw, path); ok {
+		if ev, ok := c.entry(ctx, raw, i, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
 			}
@@ -133,9 +134,46 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 
 // check is one Catalog call.
 type check struct {
-	v   *Verifier
-	f   Fetcher
-	now time.Time
+	v    *Verifier
+	f    Fetcher
+	now  time.Time
+	body []byte
+
+	// The canonical form of body, made once when the whole-catalog
+	// signature needs it; inline data digests then take their canonical
+	// bytes from it (JCS of a member is the member of the JCS).
+	canonDone bool
+	canon     []byte
+	canonErr  error
+	canonData map[int]json.RawMessage // entries[i].data in canon
+}
+
+// canonical returns the JCS form of the whole catalog.
+func (c *check) canonical() ([]byte, error) {
+	if !c.canonDone {
+		c.canonDone = true
+		c.canon, c.canonErr = jcs.Transform(c.body)
+		if c.canonErr == nil {
+			c.canonData = map[int]json.RawMessage{}
+			top, _ := rawjson.Members(c.canon)
+			entries, _ := rawjson.Items(top["entries"])
+			for i, e := range entries {
+				if f, ok := rawjson.Members(e); ok && f["data"] != nil {
+					c.canonData[i] = f["data"]
+				}
+			}
+		}
+	}
+	return c.canon, c.canonErr
+}
+
+// dataDigest checks the digest of entry i's inline data: over its JCS form,
+// taken from the canonical catalog when that was made.
+func (c *check) dataDigest(digest string, i int, data json.RawMessage, path string) *normalize.Problem {
+	if canon, ok := c.canonData[i]; ok {
+		return CheckDigest(digest, canon, path, "the inline data")
+	}
+	return canonicalDigest(digest, data, path)
 }
 
 // catalog checks the whole-catalog signature: its signer must be the
@@ -149,13 +187,19 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
 	}
-	in.payload = func() ([]byte, error) { return signedPayload(body, in.object) }
+	in.payload = func() ([]byte, error) {
+		canon, err := c.canonical()
+		if err != nil {
+			return nil, err
+		}
+		return payloadOf(canon, in.object)
+	}
 	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
 }
 
 // entry checks one entry: its inline data against its digest, and its
 // signed trust manifests. ok is false when the entry has nothing to check.
-func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (normalize.SignatureVerdict, bool) {
+func (c *check) entry(ctx context.Context, raw json.RawMessage, i int, path string) (normalize.SignatureVerdict, bool) {
 	var e entryFields
 	var ok bool
 	if e.f, ok = rawjson.Members(raw); !ok {
@@ -167,7 +211,7 @@ func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (no
 	if e.digest != "" {
 		touched = true
 		if len(e.data) > 0 {
-			if p := canonicalDigest(e.digest, e.data, path+".digest"); p != nil {
+			if p := c.dataDigest(e.digest, i, e.data, path+".digest"); p != nil {
 				problems = append(problems, *p)
 			}
 		} else if _, _, p := parseDigest(e.digest, path+".digest"); p != nil {
@@ -188,7 +232,7 @@ func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (no
 	}
 	var failed normalize.SignatureVerdict
 	for _, m := range manifests {
-		mv := c.manifest(ctx, &e, m, want)
+		mv := c.manifest(ctx, &e, m, i, want)
 		if mv.Valid() {
 			mv.Problems = append(problems, mv.Problems...)
 			return mv, true
@@ -204,7 +248,7 @@ func (c *check) entry(ctx context.Context, raw json.RawMessage, path string) (no
 
 // manifest checks one signed trust manifest of entry e: its signature by
 // want (did:web of the entry's publisher) and its subject.
-func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, want string) normalize.SignatureVerdict {
+func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, i int, want string) normalize.SignatureVerdict {
 	in, p := readSignature(m.fields["signature"], m.path+".signature")
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
@@ -213,7 +257,7 @@ func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, 
 		in.expiresAt, in.issuedAt = str(m.fields["expiresAt"]), str(m.fields["issuedAt"])
 	}
 	in.payload = func() ([]byte, error) { return signedPayload(m.raw, in.object) }
-	subject := e.subjectProblems(m)
+	subject := e.subjectProblems(m, func(digest, path string) *normalize.Problem { return c.dataDigest(digest, i, e.data, path) })
 	v := c.verify(ctx, in, want, "did:web of the entry's publisher")
 	v.Problems = append(subject, v.Problems...)
 	return v
