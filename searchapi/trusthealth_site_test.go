@@ -36,10 +36,17 @@ func TestTrustHealthSite(t *testing.T) {
 	if !slices.ContainsFunc(texts(p.doc, "toggle"), func(s string) bool { return s == "Signed by the publisher 1" }) {
 		t.Errorf("toggles %q: want the signed count 1", texts(p.doc, "toggle"))
 	}
+	// A result line adds to the publisher's verified mark only what it does
+	// not say: signed, a failed check, a probed endpoint's status.
 	metas := strings.Join(texts(p.doc, "meta"), "\n")
-	for _, want := range []string{"signed by the publisher", "endpoint up", "endpoint down", "endpoint needs credentials", "origin not verified", "served from the publisher's domain", "endpoint not checked"} {
+	for _, want := range []string{"signed by the publisher", "trust check failed", "endpoint up", "endpoint down", "endpoint needs credentials"} {
 		if !strings.Contains(metas, want) {
 			t.Errorf("results do not say %q:\n%s", want, metas)
+		}
+	}
+	for _, not := range []string{"served from the publisher's domain", "endpoint not checked"} {
+		if strings.Contains(metas, not) {
+			t.Errorf("results say %q:\n%s", not, metas)
 		}
 	}
 
@@ -73,6 +80,13 @@ func TestTrustHealthSite(t *testing.T) {
 	d := f.get(t, "/agents/"+url.PathEscape("urn:ai:acme.com:mcp:records"))
 	body := strings.Join(strings.Fields(d.body), " ")
 	for _, want := range []string{"origin not verified", "the signature does not verify (bad_signature)", "endpoint needs credentials", "HTTP 401", "Neither trust nor health enters the relevance score."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("detail page lacks %q", want)
+		}
+	}
+	d = f.get(t, "/agents/"+url.PathEscape("urn:ai:filler.example:agent:assistant-03"))
+	body = strings.Join(strings.Fields(d.body), " ")
+	for _, want := range []string{"served from the publisher&#39;s domain", "endpoint not checked"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("detail page lacks %q", want)
 		}

@@ -170,6 +170,12 @@ func (x entry) trustView(now time.Time) TrustView {
 	for _, p := range t.Problems {
 		v.Problems = append(v.Problems, joinNonEmpty(p.Message, "("+p.Code+")"))
 	}
+	switch {
+	case v.Level == "signed":
+		v.Short = v.Label
+	case v.Level != "" && len(t.Problems) > 0:
+		v.Short = "trust check failed"
+	}
 	return v
 }
 

@@ -121,8 +121,11 @@ type Result struct {
 
 // TrustView is a record's trust as the pages show it.
 type TrustView struct {
-	Level    string   // signed, domain or none
-	Label    string   // in words
+	Level string // signed, domain or none
+	Label string // in words
+	// Short is what a result line says: the level when it adds to the
+	// publisher's verified mark (signed, or a check that failed), else "".
+	Short    string
 	Signer   string   // the DID that signed (level signed) or failed to
 	Checked  string   // how long ago it was checked ("" when unknown)
 	At       string   // the same moment for a <time> element
