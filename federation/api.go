@@ -67,9 +67,14 @@ type Query struct {
 	// trust.level and health, and every upstream result is held to them by
 	// what it reports (Reported): an upstream that ignores the filter does
 	// not get past it. An empty value matches nothing.
-	Trust    []string `json:"trust,omitempty"`
-	Health   []string `json:"health,omitempty"`
-	PageSize int      `json:"pageSize"`
+	Trust  []string `json:"trust,omitempty"`
+	Health []string `json:"health,omitempty"`
+	// Verified keeps only results from a verified publisher (verifiedOnly):
+	// forwarded as the filter verifiedOnly, and held to the
+	// publisherVerified an upstream result reports (relayed from configured
+	// upstreams only).
+	Verified bool `json:"verified,omitempty"`
+	PageSize int  `json:"pageSize"`
 }
 
 // Hit is one search result from any source.

@@ -98,6 +98,9 @@ func requestBody(q Query, federation, pageToken string, s shape) []byte {
 	if pageToken != "" {
 		root["pageToken"] = pageToken
 	}
+	if q.Verified {
+		query["verifiedOnly"] = true // Agent Finder's extension, in the query in both shapes
+	}
 	switch s {
 	case shapeV042:
 		for k, v := range map[string][]string{"type": q.Type, "compliance": q.Compliance, "publisher": q.Publisher} {

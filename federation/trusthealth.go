@@ -55,9 +55,12 @@ func relayTrustHealth(entry, m map[string]json.RawMessage) {
 	}
 }
 
-// admits reports whether an upstream result meets q's Trust and Health by
-// what it reports.
+// admits reports whether an upstream result meets q's Verified, Trust and
+// Health by what it reports.
 func (q Query) admits(h Hit) bool {
+	if q.Verified && !h.Verified {
+		return false
+	}
 	if len(q.Trust) == 0 && len(q.Health) == 0 {
 		return true
 	}

@@ -74,6 +74,7 @@ func TestTrustHealthRelay(t *testing.T) {
 		{Query{Health: []string{"up"}}, []string{"urn:ai:a.example:agent:signed"}},
 		{Query{Trust: []string{"domain"}, Health: []string{"up"}}, nil},
 		{Query{Trust: []string{""}}, nil},
+		{Query{Verified: true}, []string{"urn:ai:a.example:agent:signed", "urn:ai:c.example:agent:plain"}},
 	} {
 		var got []string
 		for _, h := range a.hits {
@@ -108,5 +109,16 @@ func TestTrustHealthForwarded(t *testing.T) {
 	}
 	if len(q.Filter) != 1 {
 		t.Fatalf("requestBody changed the query's filter: %v", q.Filter)
+	}
+	q = Query{Text: "x", Verified: true, PageSize: 5}
+	for _, s := range []shape{shapeV042, shapeARD} {
+		var body struct {
+			Query struct {
+				VerifiedOnly bool `json:"verifiedOnly"`
+			} `json:"query"`
+		}
+		if err := json.Unmarshal(requestBody(q, "none", "", s), &body); err != nil || !body.Query.VerifiedOnly {
+			t.Errorf("%s: verifiedOnly not forwarded (%v)", s, err)
+		}
 	}
 }

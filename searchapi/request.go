@@ -484,5 +484,6 @@ func (q *searchQuery) federationQuery() federation.Query {
 		}
 	}
 	fq.Trust, fq.Health = intersect(trust), intersect(health)
+	fq.Verified = q.VerifiedOnly
 	return fq
 }

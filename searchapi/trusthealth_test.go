@@ -416,9 +416,9 @@ func TestScoreIgnoresTrustHealth(t *testing.T) {
 	}
 }
 
-// TestTrustHealthFederated: an upstream's results pass signedOnly and
-// liveOnly by the trust and health it reports; a configured upstream's are
-// relayed as it sent them.
+// TestTrustHealthFederated: an upstream's results pass signedOnly, liveOnly
+// and verifiedOnly by the trust, health and publisherVerified it reports;
+// a configured upstream's are relayed as it sent them.
 func TestTrustHealthFederated(t *testing.T) {
 	up := newTrustFixture(t, true, func(c *Config) { c.PublicURL = "https://upstream.test.example" })
 	fed, err := federation.New(federation.Config{
@@ -442,7 +442,8 @@ func TestTrustHealthFederated(t *testing.T) {
 		name string
 		opt  string
 		want string
-	}{{"signedOnly", "signedOnly", "urn:ai:acme.com:agent:claims"}, {"liveOnly", "liveOnly", "urn:ai:weather.example:mcp:forecast"}} {
+	}{{"signedOnly", "signedOnly", "urn:ai:acme.com:agent:claims"}, {"liveOnly", "liveOnly", "urn:ai:weather.example:mcp:forecast"},
+		{"verifiedOnly", "verifiedOnly", "urn:ai:acme.com:agent:claims"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := front.trustSearch(t, map[string]any{"query": map[string]any{"text": "claims weather forecast", tc.opt: true, "federation": "auto"}, "pageSize": 50})
 			if code != 200 {
@@ -452,7 +453,8 @@ func TestTrustHealthFederated(t *testing.T) {
 			for _, r := range out.Results {
 				switch {
 				case tc.opt == "signedOnly" && r.Trust.Level != normalize.TrustSigned,
-					tc.opt == "liveOnly" && r.Health.Status != normalize.HealthUp:
+					tc.opt == "liveOnly" && r.Health.Status != normalize.HealthUp,
+					tc.opt == "verifiedOnly" && !r.PublisherVerified:
 					t.Fatalf("%s passed %s with trust %+v health %+v", r.Identifier, tc.opt, r.Trust, r.Health)
 				}
 				found = found || r.Identifier == tc.want
