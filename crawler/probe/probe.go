@@ -275,7 +275,7 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 		return
 	}
 	p.metrics.probe(r.outcome, r.latency)
-	h, ok := p.apply(e.Identifier, r)
+	h, ok := p.apply(e, r)
 	if !ok {
 		return
 	}
@@ -312,17 +312,21 @@ func (p *Prober) forget(id string) {
 	p.dirty = true
 }
 
-// apply updates a record's state with a probe's result and returns its
-// health; false when the record was dropped meanwhile.
-func (p *Prober) apply(id string, r result) (normalize.Health, bool) {
+// apply updates a record's state with the result of probing it as probed
+// (its targets then) and returns its health; false when the record was
+// dropped meanwhile, or its endpoints changed (it is due again at once).
+func (p *Prober) apply(probed entry, r result) (normalize.Health, bool) {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.recs[id]
+	e := p.recs[probed.Identifier]
 	if e == nil {
 		return normalize.Health{}, false
 	}
 	e.probing = false
+	if !slices.Equal(e.Targets, probed.Targets) {
+		return normalize.Health{}, false
+	}
 	p.dirty = true
 	ms := (r.latency + time.Millisecond - 1).Milliseconds() // 0.2 ms reads as 1, not as "not measured"
 	next := p.jitter(p.cfg.Interval)
