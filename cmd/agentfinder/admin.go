@@ -115,7 +115,12 @@ func (s *server) adminStatus(w http.ResponseWriter, r *http.Request) {
 		}
 		st.Seeds = keep
 	}
+	probes := any(map[string]any{"enabled": false})
+	if s.prober != nil {
+		probes = s.prober.Stats()
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
+		"probe":      probes,
 		"version":    version,
 		"index":      s.index,
 		"crawl":      s.opts.crawl,

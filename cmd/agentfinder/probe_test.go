@@ -61,6 +61,22 @@ func TestServeProbes(t *testing.T) {
 		t.Errorf("agentfinder_probe_latency_seconds has %v samples, want one per answered probe (at least 3)", n)
 	}
 
+	var status struct {
+		Probe struct {
+			Records  int            `json:"records"`
+			ByStatus map[string]int `json:"byStatus"`
+		} `json:"probe"`
+	}
+	// Probes of the prober's own round may still be under way.
+	e.waitFor("the prober's counts in /admin/status", 30*time.Second, func() (bool, string) {
+		if code := e.do(http.MethodGet, "/admin/status", nil, &status); code != http.StatusOK {
+			t.Fatalf("GET /admin/status: %d", code)
+		}
+		st := status.Probe
+		return st.Records == 9 && st.ByStatus[normalize.HealthUp] == 4 && st.ByStatus[normalize.HealthAuthRequired] == 1,
+			fmt.Sprintf("%+v, want 9 records, 4 up, 1 auth_required", st)
+	})
+
 	e.stop()
 	data, err := os.ReadFile(filepath.Join(e.dataDir, probeStateFile))
 	if err != nil {

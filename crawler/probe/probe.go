@@ -177,6 +177,28 @@ func (p *Prober) Len() int {
 	return len(p.recs)
 }
 
+// Stats is what the prober holds: records tracked, by health status, and
+// how many are failing but not down yet.
+type Stats struct {
+	Records  int            `json:"records"`
+	ByStatus map[string]int `json:"byStatus"`
+	Failing  int            `json:"failing"`
+}
+
+// Stats counts the records the prober tracks.
+func (p *Prober) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Stats{Records: len(p.recs), ByStatus: map[string]int{}}
+	for _, e := range p.recs {
+		st.ByStatus[e.Health.Status]++
+		if e.Failures > 0 && e.Health.Status != normalize.HealthDown {
+			st.Failing++
+		}
+	}
+	return st
+}
+
 // Health returns the last health of the record with identifier, and
 // whether the prober tracks it (a record it cannot probe is not tracked:
 // its health is unknown).
