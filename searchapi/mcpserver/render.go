@@ -135,8 +135,8 @@ func oneLine(s string, n int) string {
 	return strings.TrimSpace(string(r[:n-1])) + "…"
 }
 
-// renderAgent is the text of a record: the fields a model acts on, then
-// the whole record as JSON.
+// renderAgent is the text of a record: the fields a model acts on (trust
+// and health among them), then the whole record as JSON.
 func renderAgent(body json.RawMessage) string {
 	var r struct {
 		Identifier  string `json:"identifier"`
@@ -148,12 +148,17 @@ func renderAgent(body json.RawMessage) string {
 			Protocol string `json:"protocol"`
 			URL      string `json:"url"`
 		} `json:"bindings"`
+		Trust  *resultTrust  `json:"trust"`
+		Health *resultHealth `json:"health"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
 		return string(body)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s)\ntype: %s\n", r.DisplayName, r.Identifier, r.Type)
+	if r.Trust != nil || r.Health != nil {
+		fmt.Fprintf(&b, "%s\n", trustLine(r.Trust, r.Health))
+	}
 	if r.URL != "" {
 		fmt.Fprintf(&b, "url: %s\n", r.URL)
 	}

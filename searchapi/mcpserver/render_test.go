@@ -50,6 +50,16 @@ func TestRenderSearch(t *testing.T) {
 	}
 }
 
+func TestRenderAgent(t *testing.T) {
+	got := renderAgent([]byte(`{"identifier":"urn:ai:a.example:mcp:x","displayName":"X","type":"application/mcp-server+json",
+		"bindings":[{"protocol":"mcp","url":"https://a.example/mcp"}],"trust":{"level":"domain"},"health":{"status":"auth_required"}}`))
+	for _, w := range []string{"X (urn:ai:a.example:mcp:x)", "trust: domain; health: auth_required", "endpoint: mcp https://a.example/mcp", "full record: {"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("text lacks %q:\n%s", w, got)
+		}
+	}
+}
+
 func TestOneLine(t *testing.T) {
 	if got := oneLine("  ab\ncd", 10); got != "ab" {
 		t.Errorf("first line: %q", got)

@@ -120,7 +120,7 @@ func getAgentTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:        "get_agent",
 		Title:       "Get an agent's record",
-		Description: "Get the full record of one agent by the identifier a search result gave: description, endpoints (bindings), protocols, skills, publisher, compliance and where the registry found it.",
+		Description: "Get the full record of one agent by the identifier a search result gave: description, endpoints (bindings), protocols, skills, publisher, compliance, trust (signed, domain or none) and endpoint health, and where the registry found it.",
 		InputSchema: getAgentSchema,
 		Annotations: readOnly("Get an agent's record"),
 	}
