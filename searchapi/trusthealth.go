@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ func absentExpr(field, v string) string {
 		var parts []string
 		for _, verified := range []bool{true, false} {
 			if (normalize.Record{PublisherVerified: verified}).TrustLevel() == v {
-				parts = append(parts, normalize.FieldPublisherVerified+" = "+boolString(verified))
+				parts = append(parts, normalize.FieldPublisherVerified+" = "+strconv.FormatBool(verified))
 			}
 		}
 		if len(parts) == 0 {
@@ -57,13 +58,6 @@ func absentExpr(field, v string) string {
 // that lack it.
 func hasAbsentRule(field string) bool {
 	return field == normalize.FieldTrustLevel || field == normalize.FieldHealthStatus
-}
-
-func boolString(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
 }
 
 // checkValues refuses a value outside the closed list of a field that has
