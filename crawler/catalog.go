@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -106,10 +107,11 @@ func (s *session) catalog(ctx context.Context, t task) {
 
 // conditional returns the validator a fetch of t may send: only one kept for
 // a crawl that handed the records on with the same seed groups, since the
-// index holds them for those readers and a 304 would leave them so.
+// index holds them for those readers and a 304 would leave them so; and,
+// for a signed catalog, only until its trust verdict may change.
 func (s *session) conditional(t task) (Validator, bool) {
 	v, ok := s.c.validator(t.url)
-	if !ok || !slices.Equal(v.Groups, s.groups[t.seed]) {
+	if !ok || !slices.Equal(v.Groups, s.groups[t.seed]) || (!v.Until.IsZero() && !s.c.cfg.Now().Before(v.Until)) {
 		return Validator{}, false
 	}
 	return v, true
@@ -216,15 +218,13 @@ func (s *session) parse(ctx context.Context, cr *normalize.CatalogResult, t task
 		}
 	}
 	et, lm := res.Header.Get("ETag"), res.Header.Get("Last-Modified")
+	var until time.Time
 	if trust != nil {
-		// A signed catalog is fetched whole every time: its verdict can
-		// change while its bytes do not (a signature expires, a key is
-		// revoked from the DID document), and a 304 would keep it.
-		et, lm = "", ""
+		until = trust.Until
 	}
 	// Kept even without ETag/Last-Modified: the state also says this URL
 	// held a catalog, and which catalogs it links.
-	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links, Groups: s.groups[t.seed]})
+	s.c.setValidator(t.url, Validator{ETag: et, LastModified: lm, URL: res.URL, Links: r.Links, Groups: s.groups[t.seed], Until: until})
 	return r.Links
 }
 

@@ -122,6 +122,11 @@ type Validator struct {
 	// (its seed's groups); the validator stands only for a crawl that gives
 	// the same, so marking or unmarking a seed refetches its catalogs.
 	Groups []string `json:"groups,omitempty"`
+	// Until, when set, is when the catalog's trust verdict may change
+	// though its bytes do not (a signature expires, a signer's DID document
+	// is due to be fetched again): the validator is not used after it, so
+	// the catalog is fetched and checked whole.
+	Until time.Time `json:"until,omitzero"`
 }
 
 // finish sorts and sums the report.

@@ -2,7 +2,9 @@ package crawler_test
 
 import (
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -70,5 +72,40 @@ func TestCrawlSignatures(t *testing.T) {
 	}
 	if n := sumOf(t, reg, fam, map[string]string{"outcome": normalize.CodeWrongSigner}); n != 1 {
 		t.Errorf("wrong_signer checks counted = %v, want 1", n)
+	}
+}
+
+// TestSignedCatalogRevalidated: a signed catalog answers 304 on the next
+// crawl while its verdict holds, and is fetched and checked whole once the
+// signer's DID document is due again (its verdict may have changed though
+// its bytes did not).
+func TestSignedCatalogRevalidated(t *testing.T) {
+	web := startWeb(t)
+	var mu sync.Mutex
+	now := time.Now()
+	cfg := webConfig(web)
+	cfg.DIDCacheTTL = time.Hour
+	cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	c := newCrawler(t, cfg, &collector{})
+	status := func() normalize.FetchStatus {
+		t.Helper()
+		rep := crawl(t, c, fixtures.HostSigned)
+		cr, ok := find(rep, "https://"+fixtures.HostSigned+fixtures.PathWellKnown)
+		if !ok {
+			t.Fatalf("no report for %s: %+v", fixtures.HostSigned, rep.Catalogs)
+		}
+		return cr.Status
+	}
+	if s := status(); s != normalize.StatusOK {
+		t.Fatalf("first crawl: %s", s)
+	}
+	if s := status(); s != normalize.StatusNotModified {
+		t.Fatalf("second crawl within the DID document's cache time: %s, want not_modified", s)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if s := status(); s != normalize.StatusOK {
+		t.Fatalf("crawl after the DID document's cache time: %s, want a whole fetch (ok)", s)
 	}
 }

@@ -30,6 +30,10 @@ type TrustVerdicts struct {
 	// Entries holds the verdict on each entry that carries a signed trust
 	// manifest or a digest, by the entry's JSON path ("entries[3]").
 	Entries map[string]SignatureVerdict `json:"entries,omitempty"`
+	// Until is when the verdicts may next change for the same document: a
+	// signature expires or becomes valid, or a signer's DID document is
+	// due to be fetched again. Zero means they do not depend on time.
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Problems returns every problem of the verdicts, the catalog's first, for

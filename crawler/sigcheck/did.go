@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-jose/go-jose/v4"
 )
@@ -135,10 +136,10 @@ func ecKey(raw json.RawMessage) (*ecdsa.PublicKey, error) {
 
 // keys returns the assertion keys of did, from the cache or fetched through
 // f; concurrent resolutions of one DID share one fetch.
-func (v *Verifier) keys(ctx context.Context, f Fetcher, did string) (didKeys, error) {
+func (v *Verifier) keys(ctx context.Context, f Fetcher, did string) (didKeys, time.Time, error) {
 	now := v.cfg.Clock()
 	if e, ok := v.cache.Get(did); ok && now.Before(e.until) {
-		return e.keys, e.err
+		return e.keys, e.until, e.err
 	}
 	ch := v.flight.DoChan(did, func() (any, error) {
 		u, err := DIDURL(did)
@@ -160,11 +161,17 @@ func (v *Verifier) keys(ctx context.Context, f Fetcher, did string) (didKeys, er
 	})
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
+		// The cache holds the resolution now (unless it was cancelled);
+		// its time is when the keys are due to be fetched again.
+		until := now.Add(v.cfg.FailureTTL)
+		if e, ok := v.cache.Peek(did); ok {
+			until = e.until
 		}
-		return r.Val.(didKeys), nil
+		if r.Err != nil {
+			return nil, until, r.Err
+		}
+		return r.Val.(didKeys), until, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, time.Time{}, ctx.Err()
 	}
 }

@@ -113,7 +113,8 @@ func (c *check) verify(ctx context.Context, s signature, want, what string) norm
 	if err != nil {
 		return fail(normalize.CodeBadSignature, "the signed JSON cannot be canonicalized: %v", err)
 	}
-	keys, err := c.v.keys(ctx, c.f, v.Signer)
+	keys, until, err := c.v.keys(ctx, c.f, v.Signer)
+	c.changesAt(until)
 	if errors.Is(err, ErrNotFetched) {
 		return fail(normalize.CodeUnresolvableKey, "not checked: the DID document of %s was not fetched (check the catalog by its URL to resolve it)", v.Signer)
 	}
@@ -138,22 +139,30 @@ func (c *check) verify(ctx context.Context, s signature, want, what string) norm
 // against the crawl's clock.
 func (c *check) period(s signature, hdr map[string]json.RawMessage, fail func(code, format string, args ...any) normalize.SignatureVerdict) {
 	if s.expiresAt != "" {
-		if t, ok := normalize.ParseTime(s.expiresAt); !ok {
+		t, ok := normalize.ParseTime(s.expiresAt)
+		c.changesAt(t)
+		if !ok {
 			fail(normalize.CodeSignatureExpired, "expiresAt %q is not a timestamp", s.expiresAt)
 		} else if !c.now.Before(t) {
 			fail(normalize.CodeSignatureExpired, "the signature expired at %s", t.UTC().Format(time.RFC3339))
 		}
 	}
 	if s.issuedAt != "" {
-		if t, ok := normalize.ParseTime(s.issuedAt); ok && t.After(c.now.Add(clockSkew)) {
+		t, ok := normalize.ParseTime(s.issuedAt)
+		c.changesAt(t.Add(-clockSkew))
+		if ok && t.After(c.now.Add(clockSkew)) {
 			fail(normalize.CodeSignatureExpired, "the signature is not valid before %s", t.UTC().Format(time.RFC3339))
 		}
 	}
 	var exp, nbf float64
-	if json.Unmarshal(hdr["exp"], &exp) == nil && exp > 0 && !c.now.Before(time.Unix(int64(exp), 0)) {
-		fail(normalize.CodeSignatureExpired, "the JWS expired (exp %d)", int64(exp))
+	if json.Unmarshal(hdr["exp"], &exp) == nil && exp > 0 {
+		c.changesAt(time.Unix(int64(exp), 0))
+		if !c.now.Before(time.Unix(int64(exp), 0)) {
+			fail(normalize.CodeSignatureExpired, "the JWS expired (exp %d)", int64(exp))
+		}
 	}
 	if json.Unmarshal(hdr["nbf"], &nbf) == nil && nbf > 0 && time.Unix(int64(nbf), 0).After(c.now.Add(clockSkew)) {
+		c.changesAt(time.Unix(int64(nbf), 0).Add(-clockSkew))
 		fail(normalize.CodeSignatureExpired, "the JWS is not valid before nbf %d", int64(nbf))
 	}
 }

@@ -112,6 +112,11 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	}
 	c := &check{v: v, f: f, now: now, body: body}
 	out := &normalize.TrustVerdicts{CheckedAt: now}
+	defer func() {
+		if out != nil {
+			out.Until = c.until
+		}
+	}()
 	if sig, ok := top["signature"]; ok && !isNull(sig) {
 		cv := c.catalog(ctx, body, top, sig)
 		out.Catalog = &cv
@@ -127,7 +132,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 		}
 	}
 	if out.Catalog == nil && out.Entries == nil {
-		return nil
+		out = nil
 	}
 	return out
 }
@@ -146,6 +151,15 @@ type check struct {
 	canon     []byte
 	canonErr  error
 	canonData map[int]json.RawMessage // entries[i].data in canon
+
+	until time.Time // the earliest time a verdict may change (zero: never)
+}
+
+// changesAt notes that a verdict may change at t.
+func (c *check) changesAt(t time.Time) {
+	if t.After(c.now) && (c.until.IsZero() || t.Before(c.until)) {
+		c.until = t
+	}
 }
 
 // canonical returns the JCS form of the whole catalog.

@@ -303,3 +303,24 @@ func TestSignedPayload(t *testing.T) {
 		t.Error("duplicate member names were canonicalized")
 	}
 }
+
+// TestUntil: verdicts say when they may change: when the signer's DID
+// document is due again, or a signature expires first.
+func TestUntil(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	clock := func() time.Time { return now }
+	v := sigcheck.New(sigcheck.Config{CacheTTL: time.Hour, Clock: clock})
+	if got := v.Catalog(t.Context(), f, signedCatalog(host, host, nil), now).Until; !got.Equal(now.Add(time.Hour)) {
+		t.Errorf("until = %v, want the DID document's cache time %v", got, now.Add(time.Hour))
+	}
+	soon := now.Add(10 * time.Minute)
+	body := signedCatalog(host, host, func(tm map[string]any) { tm["expiresAt"] = soon.Format(time.RFC3339) })
+	if got := v.Catalog(t.Context(), f, body, now).Until; !got.Equal(soon) {
+		t.Errorf("until = %v, want the expiry %v", got, soon)
+	}
+	// Nothing that depends on time: a wrong signer is refused before any key.
+	if got := v.Catalog(t.Context(), f, signedCatalog(host, "evil.test", nil), now).Until; !got.IsZero() {
+		t.Errorf("until = %v for a verdict that does not depend on time", got)
+	}
+}
