@@ -91,8 +91,9 @@ type Config struct {
 	SemanticRatio float64
 	// MinScore is the default cut-off: results scoring below it (0..100,
 	// searchapi/score) are left out unless a request sends its own
-	// minScore. 0 means the scoring model's own (score.Model.MinScore: 20
-	// with an Embedder, 5 keyword only); negative means no cut-off.
+	// minScore. 0 means the scoring model's own (score.Default.MinScore
+	// with an Embedder, score.KeywordOnly.MinScore keyword only); negative
+	// means no cut-off.
 	MinScore int
 	// PageTokenKey signs page tokens; empty means a random key (tokens then
 	// do not survive a restart or span replicas).
