@@ -12,26 +12,31 @@ import (
 // prober's state). Health is called from the indexer's goroutine and must
 // not block.
 type HealthSource interface {
-	// Health returns the health of the record with identifier, and false
-	// when it has none (never probed, or nothing to probe).
-	Health(identifier string) (normalize.Health, bool)
+	// Health returns the health of the record with identifier as catalog
+	// lists it (its endpoints are that catalog's), and false when it has
+	// none (never probed, or nothing to probe).
+	Health(identifier, catalog string) (normalize.Health, bool)
 }
+
+// claimKey names a record as one catalog lists it.
+type claimKey struct{ identifier, catalog string }
 
 // healthUpdate is one probe verdict on its way to the writer goroutine.
 type healthUpdate struct {
-	id     string
-	health normalize.Health
-	held   chan bool // answered once applied: whether ingest holds the document
+	id      string
+	catalog string
+	health  normalize.Health
+	held    chan bool // answered once applied: whether ingest holds the document
 }
 
-// healthFor returns the health document id (of identifier) carries when
-// written: the last one probed, else unknown, so that filters and facets
-// see every record. Without a health source (a one-off crawl, serve with
+// healthFor returns the health document id (of identifier, from catalog)
+// carries when written: the last one probed, else unknown, so that filters
+// and facets see every record. Without a health source (a one-off crawl, serve with
 // the prober off) it is the health the index already holds, so a rewrite
 // never throws a known health away.
-func (ix *Indexer) healthFor(id, identifier string) *normalize.Health {
+func (ix *Indexer) healthFor(id, identifier, catalog string) *normalize.Health {
 	if ix.cfg.Health != nil {
-		if h, ok := ix.cfg.Health.Health(identifier); ok && h.Status != "" {
+		if h, ok := ix.cfg.Health.Health(identifier, catalog); ok && h.Status != "" {
 			return &h
 		}
 	} else if h, ok := ix.healths[id]; ok {
@@ -52,13 +57,16 @@ func (ix *Indexer) keepHealth(id string, h *normalize.Health) {
 	}
 }
 
-// SetHealth writes a probe's verdict on the record with identifier, by
-// updating its health field alone (the record is not rewritten, nor
-// re-embedded). It returns once the indexer has taken the update into its
-// next write, with held false when ingest holds no document for identifier
-// (nothing is written then). It blocks like Put while the queue is full.
-func (ix *Indexer) SetHealth(ctx context.Context, identifier string, h normalize.Health) (bool, error) {
-	u := &healthUpdate{id: normalize.DocID(identifier), health: h, held: make(chan bool, 1)}
+// SetHealth writes a probe's verdict on the record with identifier, of the
+// endpoints catalog lists for it, by updating its health field alone (the
+// record is not rewritten, nor re-embedded). It returns once the indexer
+// has taken the update into its next write, with held false when ingest
+// holds no document for identifier from that catalog (none, or another
+// catalog's claim won): nothing is written then, so a losing claim's
+// endpoints never speak for the record. It blocks like Put while the queue
+// is full.
+func (ix *Indexer) SetHealth(ctx context.Context, identifier, catalog string, h normalize.Health) (bool, error) {
+	u := &healthUpdate{id: normalize.DocID(identifier), catalog: catalog, health: h, held: make(chan bool, 1)}
 	if err := ix.send(ctx, item{health: u}); err != nil {
 		return false, err
 	}
@@ -73,7 +81,7 @@ func (ix *Indexer) SetHealth(ctx context.Context, identifier string, h normalize
 // setHealth puts a verdict into batch b: onto the document b writes anyway,
 // else as a patch of the health field.
 func (ix *Indexer) setHealth(b *batch, u *healthUpdate) bool {
-	if ix.docs[u.id] == nil {
+	if m := ix.docs[u.id]; m == nil || m.catalog != u.catalog {
 		return false
 	}
 	h := u.health
@@ -95,7 +103,7 @@ func (ix *Indexer) stampUnstamped(ctx context.Context) error {
 		part := ids[start:min(start+chunkDocs, len(ids))]
 		patch := make([]map[string]any, len(part))
 		for i, id := range part {
-			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldHealth: ix.healthFor(id, ix.unstamped[id])}
+			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldHealth: ix.healthFor(id, ix.unstamped[id].identifier, ix.unstamped[id].catalog)}
 		}
 		if err := ix.st.write(ctx, "stamp health on documents", ix.st.patchTask(ix.index, patch).send); err != nil {
 			return err

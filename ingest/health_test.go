@@ -9,13 +9,14 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// healths is a HealthSource for tests: the prober's state, by identifier.
+// healths is a HealthSource for tests: the prober's state, by identifier
+// (whatever the catalog).
 type healths struct {
 	mu sync.Mutex
 	m  map[string]normalize.Health
 }
 
-func (h *healths) Health(id string) (normalize.Health, bool) {
+func (h *healths) Health(id, _ string) (normalize.Health, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v, ok := h.m[id]
@@ -46,11 +47,11 @@ func TestHealth(t *testing.T) {
 	checked := time.Date(2026, 1, 10, 13, 0, 0, 0, time.UTC)
 	down := normalize.Health{Status: normalize.HealthDown, CheckedAt: checked, LatencyMs: 40, Detail: "a2a: HTTP 503"}
 	src.set(a, down)
-	held, err := e.ix.SetHealth(t.Context(), a, down)
+	held, err := e.ix.SetHealth(t.Context(), a, origin, down)
 	if err != nil || !held {
 		t.Fatalf("SetHealth(%s): %v, %v; want held", a, held, err)
 	}
-	if held, err := e.ix.SetHealth(t.Context(), "urn:air:health.test:agent:gone", down); err != nil || held {
+	if held, err := e.ix.SetHealth(t.Context(), "urn:air:health.test:agent:gone", origin, down); err != nil || held {
 		t.Errorf("SetHealth of a record ingest does not hold: %v, %v; want not held", held, err)
 	}
 	if err := e.ix.Flush(t.Context()); err != nil {
@@ -65,6 +66,11 @@ func TestHealth(t *testing.T) {
 	}
 	if e.doc("urn:air:health.test:agent:gone") != nil {
 		t.Error("SetHealth created a document ingest did not hold")
+	}
+	// A verdict on another catalog's endpoints for the identifier (a claim
+	// that lost, or never was) does not speak for the record.
+	if held, err := e.ix.SetHealth(t.Context(), a, "https://spoofer.test/.well-known/ai-catalog.json", normalize.Health{Status: normalize.HealthUp}); err != nil || held {
+		t.Errorf("SetHealth for a catalog that does not hold the record: %v, %v; want not held", held, err)
 	}
 
 	// A recrawl that rewrites the record keeps the known health; a down
@@ -107,7 +113,7 @@ func TestHealthKeptWithoutSource(t *testing.T) {
 	a, b := "urn:air:health.test:agent:a", "urn:air:health.test:agent:b"
 	e.sync(catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"))))
 	up := normalize.Health{Status: normalize.HealthUp, CheckedAt: time.Date(2026, 1, 10, 13, 0, 0, 0, time.UTC), LatencyMs: 7}
-	if held, err := e.ix.SetHealth(t.Context(), a, up); err != nil || !held {
+	if held, err := e.ix.SetHealth(t.Context(), a, origin, up); err != nil || !held {
 		t.Fatalf("SetHealth: %v, %v", held, err)
 	}
 	e.sync(catalog(t, origin, manifest(entry(a, "A", "first, edited", "2026-01-02"), entry(b, "B", "new", "2026-01-02"))))

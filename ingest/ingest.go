@@ -216,7 +216,7 @@ type Indexer struct {
 	// Worker-owned state.
 	docs      map[string]*docMeta
 	srcs      map[string]*source
-	unstamped map[string]string           // id -> identifier of documents loaded without health (until setup stamps them)
+	unstamped map[string]claimKey         // id -> documents loaded without health (until setup stamps them)
 	healths   map[string]normalize.Health // id -> the stored health, kept only without Config.Health
 
 	statsMu sync.Mutex
@@ -266,7 +266,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		done:      make(chan struct{}),
 		docs:      make(map[string]*docMeta),
 		srcs:      make(map[string]*source),
-		unstamped: make(map[string]string),
+		unstamped: make(map[string]claimKey),
 		healths:   make(map[string]normalize.Health),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)

@@ -106,7 +106,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 		}
 		ix.setMeta(m)
 		if m.Health == nil {
-			ix.unstamped[m.ID] = m.Identifier
+			ix.unstamped[m.ID] = claimKey{identifier: m.Identifier, catalog: m.SourceCatalog}
 		}
 		return nil
 	})
@@ -363,7 +363,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// Ownership is by the catalog the result came from, whatever the
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
-		rec.Health = ix.healthFor(id, rec.Identifier)
+		rec.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
 			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}

@@ -42,8 +42,8 @@ func (o *probeOptions) register(c *cli) {
 // the prober (ingest reads the prober's state for every record it writes).
 type healthSink struct{ ix *ingest.Indexer }
 
-func (h *healthSink) SetHealth(ctx context.Context, id string, hl normalize.Health) (bool, error) {
-	return h.ix.SetHealth(ctx, id, hl)
+func (h *healthSink) SetHealth(ctx context.Context, id, catalog string, hl normalize.Health) (bool, error) {
+	return h.ix.SetHealth(ctx, id, catalog, hl)
 }
 
 // probedSink is the crawler's sink when the prober runs: ingest first, then
@@ -59,7 +59,7 @@ func (s probedSink) Put(ctx context.Context, res normalize.CatalogResult) error 
 	if err := s.Indexer.Put(ctx, res); err != nil {
 		return err
 	}
-	s.prober.Observe(res.Records)
+	s.prober.Observe(res.Catalog, res.Records)
 	return nil
 }
 

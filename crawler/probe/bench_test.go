@@ -13,15 +13,15 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// keep is a crawler sink that keeps the records.
+// keep is a crawler sink that keeps the results.
 type keep struct {
-	mu   sync.Mutex
-	recs []normalize.Record
+	mu  sync.Mutex
+	res []normalize.CatalogResult
 }
 
 func (k *keep) Put(_ context.Context, r normalize.CatalogResult) error {
 	k.mu.Lock()
-	k.recs = append(k.recs, r.Records...)
+	k.res = append(k.res, r)
 	k.mu.Unlock()
 	return nil
 }
@@ -29,7 +29,9 @@ func (k *keep) Put(_ context.Context, r normalize.CatalogResult) error {
 // discard takes verdicts and drops them, as if ingest held every record.
 type discard struct{}
 
-func (discard) SetHealth(context.Context, string, normalize.Health) (bool, error) { return true, nil }
+func (discard) SetHealth(context.Context, string, string, normalize.Health) (bool, error) {
+	return true, nil
+}
 
 // BenchmarkProbeRound probes every record of a generated web (100 hosts, 10
 // entries each: A2A agents, a card and a JSON-RPC endpoint each, and MCP
@@ -73,7 +75,9 @@ func BenchmarkProbeRound(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p.Observe(sink.recs)
+		for _, r := range sink.res {
+			p.Observe(r.Catalog, r.Records)
+		}
 		tracked = p.Len()
 		start = time.Now()
 		probed = p.RunDue(context.Background())

@@ -60,8 +60,8 @@ func (c *clock) Add(d time.Duration) {
 // indexer reads the prober's state, the prober writes to the indexer).
 type healthSink struct{ ix *ingest.Indexer }
 
-func (s *healthSink) SetHealth(ctx context.Context, id string, h normalize.Health) (bool, error) {
-	return s.ix.SetHealth(ctx, id, h)
+func (s *healthSink) SetHealth(ctx context.Context, id, catalog string, h normalize.Health) (bool, error) {
+	return s.ix.SetHealth(ctx, id, catalog, h)
 }
 
 // observed is the crawler's sink in serve's shape: ingest first, then the
@@ -75,7 +75,7 @@ func (o observed) Put(ctx context.Context, res normalize.CatalogResult) error {
 	if err := o.ix.Put(ctx, res); err != nil {
 		return err
 	}
-	o.p.Observe(res.Records)
+	o.p.Observe(res.Catalog, res.Records)
 	return nil
 }
 
@@ -133,9 +133,10 @@ func newLive(t *testing.T) *live {
 	return l
 }
 
-// crawl crawls live.test into the index through a crawler of its own whose
-// sink feeds the prober, and waits until the index has it.
-func (l *live) crawl() {
+// crawl crawls seeds (live.test when none) into the index through a
+// crawler of its own whose sink feeds the prober, and waits until the
+// index has them.
+func (l *live) crawl(seeds ...string) {
 	l.t.Helper()
 	c, err := crawler.New(crawler.Config{
 		DNSServer:    l.web.DNSAddr,
@@ -149,11 +150,18 @@ func (l *live) crawl() {
 		l.t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Crawl(l.t.Context(), []string{fixtures.HostLive}); err != nil {
+	if len(seeds) == 0 {
+		seeds = []string{fixtures.HostLive}
+	}
+	if _, err := c.Crawl(l.t.Context(), seeds); err != nil {
 		l.t.Fatalf("crawl: %v", err)
 	}
 	l.flush()
 }
+
+// catalog is live.test's catalog URL as discovery finds it (the default
+// port, which the crawler maps), the catalog its records come from.
+func (l *live) catalog() string { return "https://" + fixtures.HostLive + fixtures.PathWellKnown }
 
 func (l *live) flush() {
 	l.t.Helper()
@@ -229,16 +237,30 @@ func (l *live) want(id, status, detail string) normalize.Health {
 	return h
 }
 
+// copyHost republishes live.test's up agent with a card naming the
+// endpoint that answers 503: an unverified claim that loses to live.test's
+// own, and whose endpoint must never speak for the record.
+const copyHost = "live-copy.test"
+
 func TestLiveness(t *testing.T) {
 	l := newLive(t)
-	l.crawl()
+	l.web.SetFile(copyHost, fixtures.PathWellKnown, []byte(`{"specVersion": "1.0", "entries": [
+	  {"identifier": "urn:ai:live.test:agent:up", "displayName": "Heron Dispatcher (copy)",
+	   "type": "application/a2a-agent-card+json", "url": "https://live-copy.test/card.json",
+	   "description": "A copy whose endpoint is down.", "updatedAt": "2030-01-01T00:00:00Z"}]}`))
+	l.web.SetFile(copyHost, "/card.json", []byte(`{"name": "Heron Dispatcher (copy)", "description": "A copy.",
+	  "version": "9.0.0", "url": "https://live.test/a2a/down", "preferredTransport": "JSONRPC", "skills": []}`))
+	l.crawl(fixtures.HostLive, copyHost)
 
 	// Indexed but not probed yet: every record says unknown.
 	for _, id := range []string{idUp, idDown, idMCP, idStdio, idNotes} {
 		l.want(id, normalize.HealthUnknown, "")
 	}
-	if n := l.round(); n != 9 {
-		t.Errorf("first round probed %d records, want 9 (every record with an endpoint, at once)", n)
+	if n := l.round(); n != 10 {
+		t.Errorf("first round probed %d records, want 10 (every record with an endpoint, at once, and the copy's claim)", n)
+	}
+	if n := l.p.Len(); n != 9 {
+		t.Errorf("after the first round the prober tracks %d records, want 9 (the losing copy forgotten)", n)
 	}
 
 	t.Run("one probe decides what answers", func(t *testing.T) {
@@ -309,10 +331,10 @@ func TestLiveness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h, _ := p2.Health(idDown); h.Status != normalize.HealthDown {
+		if h, _ := p2.Health(idDown, l.catalog()); h.Status != normalize.HealthDown {
 			t.Errorf("after restart: %s is %+v, want down", idDown, h)
 		}
-		if h, _ := p2.Health(idGated); h.Status != normalize.HealthAuthRequired {
+		if h, _ := p2.Health(idGated, l.catalog()); h.Status != normalize.HealthAuthRequired {
 			t.Errorf("after restart: %s is %+v, want auth_required", idGated, h)
 		}
 		if n := p2.RunDue(t.Context()); n != 0 {

@@ -32,12 +32,14 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// Sink receives each probe's verdict. SetHealth is called from several
-// goroutines at once. held false says the sink has no record with that
-// identifier (it was deleted): the prober forgets it. An error leaves the
-// prober's state as it is; the next probe sends the health again.
+// Sink receives each probe's verdict on the endpoints catalog lists for
+// identifier. SetHealth is called from several goroutines at once. held
+// false says the sink holds no record with that identifier from that
+// catalog (it was deleted, or another catalog's claim won): the prober
+// forgets that claim. An error leaves the prober's state as it is; the
+// next probe sends the health again.
 type Sink interface {
-	SetHealth(ctx context.Context, identifier string, h normalize.Health) (held bool, err error)
+	SetHealth(ctx context.Context, identifier, catalog string, h normalize.Health) (held bool, err error)
 }
 
 // Config tunes a Prober. The zero value probes daily with the defaults below.
@@ -166,7 +168,7 @@ func (p *Prober) restore(recs []*entry) {
 			}
 			e.NextDue = now.Add(rand.N(spread))
 		}
-		p.recs[e.Identifier] = e
+		p.recs[e.key()] = e
 	}
 }
 
@@ -199,31 +201,33 @@ func (p *Prober) Stats() Stats {
 	return st
 }
 
-// Health returns the last health of the record with identifier, and
-// whether the prober tracks it (a record it cannot probe is not tracked:
-// its health is unknown).
-func (p *Prober) Health(identifier string) (normalize.Health, bool) {
+// Health returns the last health of the record with identifier as catalog
+// lists it, and whether the prober tracks it (a record it cannot probe is
+// not tracked: its health is unknown).
+func (p *Prober) Health(identifier, catalog string) (normalize.Health, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.recs[identifier]
+	e := p.recs[key(identifier, catalog)]
 	if e == nil {
 		return normalize.Health{}, false
 	}
 	return e.Health, true
 }
 
-// Observe takes records as a crawl wrote them: a new record with an
-// endpoint is due at once; a record whose endpoints changed is due again
-// (its failures forgotten); a record that no longer has one is dropped.
-func (p *Prober) Observe(recs []normalize.Record) {
+// Observe takes the records of one catalog (the result's final URL) as a
+// crawl handed them on: a new record with an endpoint is due at once; a
+// record whose endpoints changed is due again (its failures forgotten); a
+// record that no longer has one is dropped.
+func (p *Prober) Observe(catalog string, recs []normalize.Record) {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range recs {
-		id := recs[i].Identifier
-		if id == "" {
+		ident := recs[i].Identifier
+		if ident == "" {
 			continue
 		}
+		id := key(ident, catalog)
 		ts, _ := Targets(recs[i])
 		e := p.recs[id]
 		switch {
@@ -240,7 +244,7 @@ func (p *Prober) Observe(recs []normalize.Record) {
 				}
 				continue
 			}
-			p.recs[id] = &entry{Identifier: id, Targets: ts, Health: normalize.Health{Status: normalize.HealthUnknown}, NextDue: now}
+			p.recs[id] = &entry{Identifier: ident, Catalog: catalog, Targets: ts, Health: normalize.Health{Status: normalize.HealthUnknown}, NextDue: now}
 			p.dirty = true
 		case !slices.Equal(e.Targets, ts):
 			e.Targets, e.Failures, e.NextDue = ts, 0, now
@@ -288,12 +292,12 @@ func (p *Prober) RunDue(ctx context.Context) int {
 // probe checks one record and records the verdict.
 func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 	if ctx.Err() != nil {
-		p.release(e.Identifier)
+		p.release(e.key())
 		return
 	}
 	r := check(ctx, v, e.Targets, p.cfg.Slow)
 	if ctx.Err() != nil {
-		p.release(e.Identifier)
+		p.release(e.key())
 		return
 	}
 	p.metrics.probe(r.outcome, r.latency)
@@ -305,16 +309,16 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 	// a first verdict on a new record is not.
 	was := e.Health.Status
 	if h.Status != was && (h.Status == normalize.HealthDown || (was != "" && was != normalize.HealthUnknown)) {
-		p.log.Info("health changed", "identifier", e.Identifier, "from", was, "to", h.Status, "detail", h.Detail)
+		p.log.Info("health changed", "identifier", e.Identifier, "catalog", e.Catalog, "from", was, "to", h.Status, "detail", h.Detail)
 	} else {
 		p.log.Debug("probed", "identifier", e.Identifier, "outcome", r.outcome, "status", h.Status, "detail", h.Detail)
 	}
-	held, err := p.sink.SetHealth(ctx, e.Identifier, h)
+	held, err := p.sink.SetHealth(ctx, e.Identifier, e.Catalog, h)
 	switch {
 	case err != nil:
 		p.log.Warn("health not written", "identifier", e.Identifier, "err", err)
 	case !held:
-		p.forget(e.Identifier)
+		p.forget(e.key())
 	}
 }
 
@@ -341,7 +345,7 @@ func (p *Prober) apply(probed entry, r result) (normalize.Health, bool) {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.recs[probed.Identifier]
+	e := p.recs[probed.key()]
 	if e == nil {
 		return normalize.Health{}, false
 	}
@@ -402,7 +406,7 @@ func (p *Prober) Save() error {
 	}
 	p.dirty = false
 	p.mu.Unlock()
-	slices.SortFunc(recs, func(a, b *entry) int { return strings.Compare(a.Identifier, b.Identifier) })
+	slices.SortFunc(recs, func(a, b *entry) int { return strings.Compare(a.key(), b.key()) })
 	if err := saveState(p.cfg.StatePath, recs); err != nil {
 		p.mu.Lock()
 		p.dirty = true

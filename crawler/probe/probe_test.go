@@ -66,18 +66,22 @@ func TestObserve(t *testing.T) {
 		}
 		return r
 	}
-	p.Observe([]normalize.Record{rec("a", "https://m.test/a"), rec("b", "https://m.test/b"), rec("c", "https://m.test/c"), rec("d", "")})
+	const cat = "https://m.test/.well-known/ai-catalog.json"
+	p.Observe(cat, []normalize.Record{rec("a", "https://m.test/a"), rec("b", "https://m.test/b"), rec("c", "https://m.test/c"), rec("d", "")})
 	if p.Len() != 2 {
 		t.Errorf("tracking %d records, want MaxRecords (2)", p.Len())
 	}
-	if h, ok := p.Health("a"); !ok || h.Status != normalize.HealthUnknown {
+	if h, ok := p.Health("a", cat); !ok || h.Status != normalize.HealthUnknown {
 		t.Errorf("a new record: %+v, %v; want unknown and tracked", h, ok)
 	}
-	if _, ok := p.Health("d"); ok {
+	if _, ok := p.Health("a", "https://other.test/ai-catalog.json"); ok {
+		t.Error("another catalog's claim on a record shares its state")
+	}
+	if _, ok := p.Health("d", cat); ok {
 		t.Error("a record without an endpoint is tracked")
 	}
-	p.Observe([]normalize.Record{rec("a", "")}) // its endpoint went away
-	if _, ok := p.Health("a"); ok || p.Len() != 1 {
+	p.Observe(cat, []normalize.Record{rec("a", "")}) // its endpoint went away
+	if _, ok := p.Health("a", cat); ok || p.Len() != 1 {
 		t.Errorf("a record that lost its endpoint is still tracked (%d records)", p.Len())
 	}
 }
@@ -104,7 +108,7 @@ func TestStateFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New without a state file: %v", err)
 	}
-	p.Observe([]normalize.Record{{Identifier: "x", Type: normalize.TypeMCP, Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/x", Transport: "streamable-http"}}}})
+	p.Observe("https://m.test/c.json", []normalize.Record{{Identifier: "x", Type: normalize.TypeMCP, Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/x", Transport: "streamable-http"}}}})
 	if err := p.Save(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,12 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// entry is the prober's state for one record.
+// entry is the prober's state for one record as one catalog lists it: two
+// catalogs claiming one identifier may name different endpoints, and only
+// the claim ingest holds may speak for the record.
 type entry struct {
 	Identifier string           `json:"identifier"`
+	Catalog    string           `json:"catalog"`
 	Targets    []Target         `json:"targets"`
 	Health     normalize.Health `json:"health"`
 	Failures   int              `json:"failures,omitempty"` // consecutive failed probes
@@ -22,6 +25,11 @@ type entry struct {
 
 	probing bool // a round has it in hand
 }
+
+// key is an entry's key in the prober's map.
+func key(identifier, catalog string) string { return catalog + "\n" + identifier }
+
+func (e *entry) key() string { return key(e.Identifier, e.Catalog) }
 
 // stateFile is the persisted state: one JSON document.
 type stateFile struct {
