@@ -60,6 +60,9 @@ func TestServeProbes(t *testing.T) {
 	if n, _ := metricSum(t, e.srv, "agentfinder_probe_latency_seconds", nil); n < 3 {
 		t.Errorf("agentfinder_probe_latency_seconds has %v samples, want one per answered probe (at least 3)", n)
 	}
+	if n, _ := metricSum(t, e.srv, "agentfinder_probe_records", map[string]string{"status": normalize.HealthAuthRequired}); n != 1 {
+		t.Errorf("agentfinder_probe_records{status=auth_required} = %v, want 1", n)
+	}
 
 	var status struct {
 		Probe struct {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // metrics are the prober's Prometheus instruments; a nil *metrics records
@@ -29,10 +31,8 @@ func newMetrics(reg prometheus.Registerer, p *Prober) (*metrics, error) {
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2, 5, 10},
 		}),
 	}
-	records := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "agentfinder_probe_records",
-		Help: "Records the prober keeps state for (those with an endpoint it can probe).",
-	}, func() float64 { return float64(p.Len()) })
+	records := &recordsCollector{p: p, desc: prometheus.NewDesc("agentfinder_probe_records",
+		"Records the prober keeps state for (those with an endpoint it can probe), by health status.", []string{"status"}, nil)}
 	for _, c := range []prometheus.Collector{m.probes, m.latency, records} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("probe: register metrics: %w", err)
@@ -42,6 +42,22 @@ func newMetrics(reg prometheus.Registerer, p *Prober) (*metrics, error) {
 		m.probes.WithLabelValues(o) // every outcome shows, at 0, from the start
 	}
 	return m, nil
+}
+
+// recordsCollector reports the prober's records by health status at
+// scrape time.
+type recordsCollector struct {
+	p    *Prober
+	desc *prometheus.Desc
+}
+
+func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
+	by := c.p.Stats().ByStatus
+	for _, s := range []string{normalize.HealthUp, normalize.HealthDown, normalize.HealthAuthRequired, normalize.HealthUnknown} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(by[s]), s)
+	}
 }
 
 // probe records one probe's outcome and, when the endpoint answered, its latency.

@@ -78,7 +78,7 @@ type Config struct {
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Metrics, when set, receives agentfinder_probes_total{outcome},
-	// agentfinder_probe_latency_seconds and agentfinder_probe_records.
+	// agentfinder_probe_latency_seconds and agentfinder_probe_records{status}.
 	Metrics prometheus.Registerer
 }
 
@@ -315,7 +315,7 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 	}
 	held, err := p.sink.SetHealth(ctx, e.Identifier, e.Catalog, h)
 	switch {
-	case err != nil:
+	case err != nil && ctx.Err() == nil: // at shutdown the next probe sends it
 		p.log.Warn("health not written", "identifier", e.Identifier, "err", err)
 	case !held:
 		p.forget(e.key())
