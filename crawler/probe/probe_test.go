@@ -1,13 +1,17 @@
 package probe_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -115,5 +119,68 @@ func TestStateFile(t *testing.T) {
 	p2, err := probe.New(probe.Config{StatePath: path}, nil, nil)
 	if err != nil || p2.Len() != 1 {
 		t.Fatalf("reload: %v, %d records; want 1", err, p2.Len())
+	}
+}
+
+// verdicts is a Sink that hands every verdict to a channel.
+type verdicts chan normalize.Health
+
+func (v verdicts) SetHealth(ctx context.Context, _, _ string, h normalize.Health) (bool, error) {
+	select {
+	case v <- h:
+	case <-ctx.Done():
+	}
+	return true, nil
+}
+
+// TestRun: Run probes a record observed while it runs at its next tick,
+// with no one calling RunDue, and writes the state file on the way out.
+func TestRun(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cr, err := crawler.New(crawler.Config{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
+		AllowPrivate: true,
+		Timeout:      2 * time.Second,
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	path := filepath.Join(t.TempDir(), "probe.json")
+	got := make(verdicts, 1)
+	p, err := probe.New(probe.Config{Tick: 10 * time.Millisecond, StatePath: path}, cr, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(ctx)
+	}()
+	p.Observe("https://live.test/.well-known/ai-catalog.json", []normalize.Record{{Identifier: "urn:ai:live.test:mcp:up", Type: normalize.TypeMCP,
+		Bindings: []normalize.Binding{{Protocol: "mcp", URL: web.URL(fixtures.HostLive, fixtures.PathLiveMCP), Transport: "streamable-http"}}}})
+	select {
+	case h := <-got:
+		if h.Status != normalize.HealthUp {
+			t.Errorf("verdict %+v, want up", h)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no verdict within 30s of observing a new record")
+	}
+	cancel()
+	<-done
+	saved, err := probe.New(probe.Config{StatePath: path}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := saved.Health("urn:ai:live.test:mcp:up", "https://live.test/.well-known/ai-catalog.json"); !ok || h.Status != normalize.HealthUp {
+		t.Errorf("state saved by Run: %+v, %v; want up", h, ok)
 	}
 }
