@@ -79,7 +79,7 @@ func TestTrustHealthSite(t *testing.T) {
 
 	d := f.get(t, "/agents/"+url.PathEscape("urn:ai:acme.com:mcp:records"))
 	body := strings.Join(strings.Fields(d.body), " ")
-	for _, want := range []string{"origin not verified", "the signature does not verify (bad_signature)", "endpoint needs credentials", "HTTP 401", "Neither trust nor health enters the relevance score."} {
+	for _, want := range []string{"none: a signature or digest check failed", "the signature does not verify (bad_signature)", "endpoint needs credentials", "HTTP 401", "Neither trust nor health enters the relevance score."} {
 		if !strings.Contains(body, want) {
 			t.Errorf("detail page lacks %q", want)
 		}

@@ -148,7 +148,7 @@ var (
 	trustLabels = map[string]string{
 		"signed": "signed by the publisher",
 		"domain": "served from the publisher's domain",
-		"none":   "origin not verified",
+		"none":   "neither signed nor served from the publisher's domain",
 	}
 	healthLabels = map[string]string{
 		"up":            "endpoint up",
@@ -175,6 +175,7 @@ func (x entry) trustView(now time.Time) TrustView {
 		v.Short = v.Label
 	case v.Level != "" && len(t.Problems) > 0:
 		v.Short = "trust check failed"
+		v.Label = v.Level + ": a signature or digest check failed"
 	}
 	return v
 }
