@@ -41,6 +41,7 @@ func TestCrawlSignatures(t *testing.T) {
 		{fixtures.SignedIdentifier(fixtures.SignedCaseJKU), normalize.TrustNone, normalize.CodeForbiddenHeader},
 		{fixtures.SignedIdentifier(fixtures.SignedCaseSubject), normalize.TrustNone, normalize.CodeSubjectMismatch},
 		{fixtures.SignedIdentifier(fixtures.SignedCaseDigest), normalize.TrustNone, normalize.CodeDigestMismatch},
+		{fixtures.SignedIdentifier(fixtures.SignedCaseAttestation), normalize.TrustNone, normalize.CodeDigestMismatch},
 		{"urn:air:" + fixtures.HostSignedNoDID + ":agent:unresolvable", normalize.TrustNone, normalize.CodeUnresolvableKey},
 		{"urn:air:" + fixtures.HostSignedTampered + ":agent:altered", normalize.TrustNone, normalize.CodeBadSignature},
 	}

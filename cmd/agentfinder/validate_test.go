@@ -202,7 +202,7 @@ func TestValidateSignatures(t *testing.T) {
 	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostSigned + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"trust: 3 signed, 0 domain, 6 none", normalize.CodeBadSignature, normalize.CodeSignatureExpired,
+	for _, want := range []string{"trust: 3 signed, 0 domain, 7 none", normalize.CodeBadSignature, normalize.CodeSignatureExpired,
 		normalize.CodeWrongSigner, normalize.CodeForbiddenHeader, normalize.CodeSubjectMismatch, normalize.CodeDigestMismatch} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("URL report lacks %q:\n%s", want, out.String())

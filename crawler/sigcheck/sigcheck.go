@@ -121,16 +121,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 		cv := c.catalog(ctx, body, top, sig)
 		out.Catalog = &cv
 	}
-	entries, _ := rawjson.Items(top["entries"])
-	for i, raw := range entries {
-		path := fmt.Sprintf("entries[%d]", i)
-		if ev, ok := c.entry(ctx, raw, i, path); ok {
-			if out.Entries == nil {
-				out.Entries = map[string]normalize.SignatureVerdict{}
-			}
-			out.Entries[path] = ev
-		}
-	}
+	c.entries(ctx, top["entries"], "", 0, out)
 	if out.Catalog == nil && out.Entries == nil {
 		out = nil
 	}
@@ -188,6 +179,44 @@ func (c *check) dataDigest(digest string, i int, data json.RawMessage, path stri
 		return CheckDigest(digest, canon, path, "the inline data")
 	}
 	return canonicalDigest(digest, data, path)
+}
+
+// entries checks the entries of one catalog object: the document's
+// (prefix "") or an inline nested catalog's (prefix "entries[2].data."),
+// and the inline catalogs nested in them, as deep as normalize follows
+// them. Verdicts are keyed by the JSON paths normalize gives the entries.
+func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string, depth int, out *normalize.TrustVerdicts) {
+	list, _ := rawjson.Items(raw)
+	for i, e := range list {
+		path := fmt.Sprintf("%sentries[%d]", prefix, i)
+		idx := i
+		if depth > 0 {
+			idx = -1 // the canonical catalog's data is indexed for top-level entries only
+		}
+		if ev, ok := c.entry(ctx, e, idx, path); ok {
+			if out.Entries == nil {
+				out.Entries = map[string]normalize.SignatureVerdict{}
+			}
+			out.Entries[path] = ev
+		}
+		f, ok := rawjson.Members(e)
+		if !ok || depth+1 >= normalize.DefaultMaxDepth {
+			continue
+		}
+		t := str(f["type"])
+		if t == "" {
+			t = str(f["mediaType"])
+		}
+		if normalize.CanonicalType(t) != normalize.TypeAICatalog {
+			continue
+		}
+		for _, key := range []string{"data", "inline"} {
+			if inner, ok := rawjson.Members(f[key]); ok && inner != nil {
+				c.entries(ctx, inner["entries"], path+"."+key+".", depth+1, out)
+				break
+			}
+		}
+	}
 }
 
 // catalog checks the whole-catalog signature: its signer must be the

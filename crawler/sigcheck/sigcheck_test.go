@@ -324,3 +324,29 @@ func TestUntil(t *testing.T) {
 		t.Errorf("until = %v for a verdict that does not depend on time", got)
 	}
 }
+
+// TestNestedInlineEntry: an entry of an inline nested catalog is checked
+// too, under the path normalize gives it, and its record ends signed.
+func TestNestedInlineEntry(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	var inner map[string]any
+	if err := json.Unmarshal(signedCatalog(host, host, nil), &inner); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": []any{map[string]any{
+		"identifier": "urn:air:pub.test:catalog:bundle", "displayName": "Bundle", "type": "application/ai-catalog+json", "data": inner}}})
+	tv := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, body, now)
+	if tv == nil || !tv.Entries["entries[0].data.entries[0]"].Valid() {
+		t.Fatalf("verdicts %+v, want a valid one at entries[0].data.entries[0]", tv)
+	}
+	res := normalize.Catalog(body, normalize.Options{Origin: "https://other.test/c.json", Trust: tv})
+	for _, rec := range res.Records {
+		if rec.Identifier == "urn:air:pub.test:agent:one" && (rec.Trust == nil || rec.Trust.Level != normalize.TrustSigned) {
+			t.Fatalf("nested record trust %+v, want signed", rec.Trust)
+		}
+	}
+	if len(res.Records) != 2 {
+		t.Fatalf("%d records, want the bundle and its entry", len(res.Records))
+	}
+}

@@ -116,6 +116,7 @@ func TestSignedCatalogsEndToEnd(t *testing.T) {
 		{sid(fixtures.SignedCaseJKU), normalize.TrustNone, normalize.CodeForbiddenHeader},
 		{sid(fixtures.SignedCaseSubject), normalize.TrustNone, normalize.CodeSubjectMismatch},
 		{sid(fixtures.SignedCaseDigest), normalize.TrustNone, normalize.CodeDigestMismatch},
+		{sid(fixtures.SignedCaseAttestation), normalize.TrustNone, normalize.CodeDigestMismatch},
 		{"urn:air:" + fixtures.HostSignedNoDID + ":agent:unresolvable", normalize.TrustNone, normalize.CodeUnresolvableKey},
 		{"urn:air:" + fixtures.HostSignedTampered + ":agent:altered", normalize.TrustNone, normalize.CodeBadSignature},
 	} {
