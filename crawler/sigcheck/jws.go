@@ -115,6 +115,9 @@ func (c *check) verify(ctx context.Context, s signature, want, what string) norm
 	}
 	keys, until, err := c.v.keys(ctx, c.f, v.Signer)
 	c.changesAt(until)
+	if err != nil && (errors.Is(err, ErrNotFetched) || ctx.Err() != nil) {
+		c.unsettled = true
+	}
 	if errors.Is(err, ErrNotFetched) {
 		return fail(normalize.CodeUnresolvableKey, "not checked: the DID document of %s was not fetched (check the catalog by its URL to resolve it)", v.Signer)
 	}

@@ -16,6 +16,7 @@ package sigcheck
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,11 +65,15 @@ type Config struct {
 }
 
 // Verifier checks catalogs. It is safe for concurrent use and keeps its DID
-// cache across calls.
+// cache, and the verdicts on the catalogs it checked, across calls.
 type Verifier struct {
 	cfg    Config
 	cache  *lru.Cache[string, cached]
 	flight singleflight.Group
+	// done holds verdicts by the SHA-256 of the catalog bytes, until they
+	// may change (TrustVerdicts.Until): a catalog served again unchanged
+	// (a server without validators, a re-crawl) is not checked again.
+	done *lru.Cache[[sha256.Size]byte, *normalize.TrustVerdicts]
 }
 
 // cached is one DID resolution: its keys, or why it failed, until a time.
@@ -93,7 +98,8 @@ func New(cfg Config) *Verifier {
 		cfg.Clock = time.Now
 	}
 	c, _ := lru.New[string, cached](cfg.CacheSize) // only a non-positive size fails
-	return &Verifier{cfg: cfg, cache: c}
+	done, _ := lru.New[[sha256.Size]byte, *normalize.TrustVerdicts](cfg.CacheSize)
+	return &Verifier{cfg: cfg, cache: c, done: done}
 }
 
 // Catalog checks the whole-catalog signature of body and each top-level
@@ -103,6 +109,12 @@ func New(cfg Config) *Verifier {
 func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
 	if !bytes.Contains(body, []byte(`"signature"`)) && !bytes.Contains(body, []byte(`"digest"`)) {
 		return nil // the common case: nothing signed, nothing to check
+	}
+	key := sha256.Sum256(body)
+	if tv, ok := v.done.Get(key); ok && !now.Before(tv.CheckedAt) && (tv.Until.IsZero() || now.Before(tv.Until)) {
+		again := *tv // shared read-only but for when it was checked
+		again.CheckedAt = now
+		return &again
 	}
 	// rawjson splits without validating (bounded on any input); what is
 	// signed is validated by its canonicalization, the rest by normalize.
@@ -115,6 +127,9 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	defer func() {
 		if out != nil {
 			out.Until = c.until
+			if !c.unsettled {
+				v.done.Add(key, out)
+			}
 		}
 	}()
 	if sig, ok := top["signature"]; ok && !isNull(sig) {
@@ -143,7 +158,8 @@ type check struct {
 	canonErr  error
 	canonData map[int]json.RawMessage // entries[i].data in canon
 
-	until time.Time // the earliest time a verdict may change (zero: never)
+	until     time.Time // the earliest time a verdict may change (zero: never)
+	unsettled bool      // a key was not fetched (cancelled, offline): keep no verdict
 }
 
 // changesAt notes that a verdict may change at t.

@@ -204,27 +204,31 @@ func TestDIDCache(t *testing.T) {
 	v := sigcheck.New(sigcheck.Config{CacheTTL: time.Hour, FailureTTL: time.Minute, Clock: func() time.Time { return clock }})
 	body := signedCatalog(host, host, nil)
 	for range 3 {
-		if ev := v.Catalog(t.Context(), f, body, now).Entries["entries[0]"]; !ev.Valid() {
+		if ev := v.Catalog(t.Context(), f, body, clock).Entries["entries[0]"]; !ev.Valid() {
 			t.Fatalf("verdict %+v", ev)
 		}
 	}
 	if n := f.n.Load(); n != 1 {
 		t.Fatalf("fetched the DID document %d times in its TTL, want 1", n)
 	}
+	// Another catalog by the same signer uses the cached key.
+	if ev := v.Catalog(t.Context(), f, signedCatalog(host, host, func(tm map[string]any) { tm["issuedAt"] = "2026-01-02T00:00:00Z" }), clock).Entries["entries[0]"]; !ev.Valid() || f.n.Load() != 1 {
+		t.Fatalf("verdict %+v after %d fetches, want valid from the cached key", ev, f.n.Load())
+	}
 	clock = clock.Add(2 * time.Hour)
-	v.Catalog(t.Context(), f, body, now)
+	v.Catalog(t.Context(), f, body, clock)
 	if n := f.n.Load(); n != 2 {
 		t.Fatalf("fetched %d times after the TTL, want 2", n)
 	}
 	// A failure is remembered for FailureTTL only.
 	other := signedCatalog("gone.test", "gone.test", nil)
-	v.Catalog(t.Context(), f, other, now)
-	v.Catalog(t.Context(), f, other, now)
+	v.Catalog(t.Context(), f, other, clock)
+	v.Catalog(t.Context(), f, other, clock)
 	if n := f.n.Load(); n != 3 {
 		t.Fatalf("fetched %d times, want the failed DID fetched once", n)
 	}
 	clock = clock.Add(2 * time.Minute)
-	v.Catalog(t.Context(), f, other, now)
+	v.Catalog(t.Context(), f, other, clock)
 	if n := f.n.Load(); n != 4 {
 		t.Fatalf("fetched %d times, want the failed DID tried again after FailureTTL", n)
 	}
@@ -348,5 +352,33 @@ func TestNestedInlineEntry(t *testing.T) {
 	}
 	if len(res.Records) != 2 {
 		t.Fatalf("%d records, want the bundle and its entry", len(res.Records))
+	}
+}
+
+// TestVerdictCache: the same bytes are not checked again while their
+// verdict holds (no fetch, no crypto), and are once it may have changed.
+func TestVerdictCache(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	clock := now
+	v := sigcheck.New(sigcheck.Config{CacheTTL: time.Hour, Clock: func() time.Time { return clock }})
+	body := signedCatalog(host, host, nil)
+	first := v.Catalog(t.Context(), f, body, clock)
+	delete(f.m, "https://pub.test/.well-known/did.json") // would fail if asked
+	clock = clock.Add(time.Minute)
+	again := v.Catalog(t.Context(), f, body, clock)
+	if !again.Entries["entries[0]"].Valid() || !again.CheckedAt.Equal(clock) || !first.CheckedAt.Equal(now) || f.n.Load() != 1 {
+		t.Fatalf("second check %+v (first %+v), %d fetches; want the cached verdict, checked now", again, first, f.n.Load())
+	}
+	clock = clock.Add(2 * time.Hour) // the key is due again, and now gone
+	if ev := v.Catalog(t.Context(), f, body, clock).Entries["entries[0]"]; ev.Valid() || !slices.Contains(codes(ev), normalize.CodeUnresolvableKey) {
+		t.Fatalf("verdict %+v after the DID document went away, want unresolvable_key", ev)
+	}
+	// Offline checks are never kept: a later online check must run.
+	off := sigcheck.New(sigcheck.Config{})
+	off.Catalog(t.Context(), sigcheck.Offline{}, body, now)
+	f.m["https://pub.test/.well-known/did.json"] = fixtures.DIDDocument(host)
+	if ev := off.Catalog(t.Context(), f, body, now).Entries["entries[0]"]; !ev.Valid() {
+		t.Fatalf("verdict %+v online after an offline check, want valid", ev)
 	}
 }
