@@ -42,6 +42,7 @@ func (o *probeOptions) register(c *cli) {
 // the prober (ingest reads the prober's state for every record it writes).
 type healthSink struct{ ix *ingest.Indexer }
 
+// SetHealth hands a verdict to ingest (probe.Sink).
 func (h *healthSink) SetHealth(ctx context.Context, id, catalog string, hl normalize.Health) (bool, error) {
 	return h.ix.SetHealth(ctx, id, catalog, hl)
 }

@@ -51,8 +51,10 @@ type recordsCollector struct {
 	desc *prometheus.Desc
 }
 
+// Describe sends the one description (prometheus.Collector).
 func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
+// Collect sends one gauge per health status (prometheus.Collector).
 func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	by := c.p.Stats().ByStatus
 	for _, s := range []string{normalize.HealthUp, normalize.HealthDown, normalize.HealthAuthRequired, normalize.HealthUnknown} {
