@@ -46,10 +46,12 @@ func validateMain(ctx context.Context, args []string, getenv func(string) (strin
 	c := newCLI("validate", "[flags] PATH|URL\n\nChecks an ai-catalog.json manifest: its entries, and its signatures and digests\n"+
 		"(for a URL the signers' DID documents, artifacts and attestations are fetched; a file is\n"+
 		"checked offline). Trust problems are warnings. Exit status: 0 valid (warnings allowed),\n"+
-		"1 errors found, 2 the file or URL could not be read or usage is wrong.")
-	asJSON := c.fs.Bool("json", false, `print {"valid","records","problems"} as JSON`)
+		"1 errors found (or, with --require-signed, a record not signed), 2 the file or URL could\n"+
+		"not be read or usage is wrong.")
+	asJSON := c.fs.Bool("json", false, `print {"valid","records","trust","problems"} as JSON`)
 	origin := c.fs.String("origin", "", "`URL` the document is published at, for publisher verification (a URL argument sets it)")
-	c.noEnv("json", "origin")
+	requireSigned := c.fs.Bool("require-signed", false, "exit 1 unless every record ends signed (a publisher checking its signed catalog)")
+	c.noEnv("json", "origin", "require-signed")
 	var nf netFlags
 	nf.register(c)
 	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
@@ -96,7 +98,7 @@ func validateMain(ctx context.Context, args []string, getenv func(string) (strin
 	} else {
 		printValidation(stdout, target, *origin, rep, errorsN, warningsN)
 	}
-	if !rep.Valid {
+	if !rep.Valid || (*requireSigned && rep.Trust[normalize.TrustSigned] != rep.Records) {
 		return 1
 	}
 	return 0

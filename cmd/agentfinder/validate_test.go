@@ -209,6 +209,21 @@ func TestValidateSignatures(t *testing.T) {
 		}
 	}
 
+	out.Reset()
+	if code := validateMain(t.Context(), []string{"--require-signed", "https://" + fixtures.HostSigned + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 1 {
+		t.Errorf("--require-signed on a catalog with unsigned records: exit %d, want 1", code)
+	}
+	// A catalog signed as a whole by its publisher passes.
+	all := map[string]any{"specVersion": "1.0", "host": map[string]any{"displayName": "All signed", "identifier": fixtures.DID(fixtures.HostSigned)},
+		"entries": []any{map[string]any{"identifier": "urn:air:signed.test:agent:only", "displayName": "Only", "type": "application/json", "url": "https://example.org/only.json"}}}
+	fixtures.SignManifest(all, fixtures.SigningKey(fixtures.HostSigned), fixtures.KeyID(fixtures.HostSigned), nil)
+	allBody, _ := json.Marshal(all)
+	web.SetFile(fixtures.HostSigned, "/all-signed.json", allBody)
+	out.Reset()
+	if code := validateMain(t.Context(), []string{"--require-signed", "https://" + fixtures.HostSigned + "/all-signed.json"}, getenv, &out, &errOut); code != 0 {
+		t.Errorf("--require-signed on a catalog signed as a whole: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+
 	body, _ := web.File(fixtures.HostSigned, fixtures.PathWellKnown)
 	file := filepath.Join(t.TempDir(), "ai-catalog.json")
 	if err := os.WriteFile(file, body, 0o644); err != nil {
