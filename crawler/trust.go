@@ -115,7 +115,7 @@ func (s *session) attest(ctx context.Context, recs []normalize.Record) []normali
 				}
 				continue
 			}
-			p := sigcheck.CheckDigest(a.Digest, body, a.Path, "the attestation at "+a.URI)
+			p := a.Check(body)
 			s.c.metrics.trustCheck(problemList(p))
 			if p != nil {
 				normalize.FailTrust(&recs[i], *p)

@@ -106,7 +106,17 @@ func ArtifactDigest(rec *normalize.Record) string {
 type Attestation struct {
 	URI    string
 	Digest string
+	Size   int64  // the declared size in bytes; 0 when not given
 	Path   string // JSON path of its digest, for problems
+}
+
+// Check compares a fetched attestation document with its declared size and
+// digest; nil when both hold.
+func (a Attestation) Check(body []byte) *normalize.Problem {
+	if a.Size > 0 && int64(len(body)) > a.Size {
+		return problem(a.Path, normalize.CodeDigestMismatch, "the attestation at %s is %d bytes, larger than its declared size %d", a.URI, len(body), a.Size)
+	}
+	return CheckDigest(a.Digest, body, a.Path, "the attestation at "+a.URI)
 }
 
 // Attestations returns the attestations of rec that carry a digest (every
@@ -115,6 +125,7 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 	type att struct {
 		URI    string `json:"uri"`
 		Digest string `json:"digest"`
+		Size   int64  `json:"size"`
 	}
 	type manifest struct {
 		Attestations []att `json:"attestations"`
@@ -127,7 +138,7 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 				continue // refused when the catalog was checked: nothing to fetch for
 			}
 			if a.URI != "" && len(out) < limit {
-				out = append(out, Attestation{URI: a.URI, Digest: a.Digest, Path: fmt.Sprintf("%s.attestations[%d].digest", at, i)})
+				out = append(out, Attestation{URI: a.URI, Digest: a.Digest, Size: a.Size, Path: fmt.Sprintf("%s.attestations[%d].digest", at, i)})
 			}
 		}
 	}

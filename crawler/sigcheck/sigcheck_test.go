@@ -382,3 +382,25 @@ func TestVerdictCache(t *testing.T) {
 		t.Fatalf("verdict %+v online after an offline check, want valid", ev)
 	}
 }
+
+func TestAttestationCheck(t *testing.T) {
+	doc := []byte("report")
+	rec := normalize.Record{Identifier: "urn:air:pub.test:agent:a", TrustManifest: json.RawMessage(`{"attestations":[
+		{"type":"SOC2","uri":"https://pub.test/a.pdf","digest":"` + fixtures.Digest(doc) + `","size":6},
+		{"type":"ISO","uri":"https://pub.test/b.pdf","digest":"` + fixtures.Digest(doc) + `","size":3},
+		{"type":"old","uri":"https://pub.test/c.pdf","digest":"md5:5d41402abc4b2a76b9719d911017c592"},
+		{"type":"none","uri":"https://pub.test/d.pdf"}]}`)}
+	atts := sigcheck.Attestations(&rec, 10)
+	if len(atts) != 2 {
+		t.Fatalf("attestations %+v, want the two with a usable digest", atts)
+	}
+	if p := atts[0].Check(doc); p != nil {
+		t.Errorf("matching attestation: %+v", p)
+	}
+	if p := atts[1].Check(doc); p == nil || p.Code != normalize.CodeDigestMismatch {
+		t.Errorf("attestation over its declared size: %+v, want digest_mismatch", p)
+	}
+	if got := sigcheck.Attestations(&rec, 1); len(got) != 1 {
+		t.Errorf("limit 1 gave %d", len(got))
+	}
+}
