@@ -30,12 +30,31 @@ type probeOptions struct {
 func (o *probeOptions) register(c *cli) {
 	fs := c.fs
 	fs.BoolVar(&o.on, "probe", true, "probe the endpoints of indexed agents (A2A card and interface, MCP streamable HTTP) and keep each record's health (runs where --crawl does)")
-	fs.DurationVar(&o.interval, "probe-interval", 24*time.Hour, "how often each record's endpoint is probed (jittered by 10%); new records are probed within a minute")
+	fs.DurationVar(&o.interval, "probe-interval", 24*time.Hour, "how often each record's endpoint is probed, at least 1m (jittered by 10%); new records are probed within a minute")
 	fs.DurationVar(&o.timeout, "probe-timeout", 10*time.Second, "timeout of one probe request: slower is a failed probe")
-	fs.DurationVar(&o.slow, "probe-slow", 2*time.Second, "latency budget: an endpoint answering slower is up, marked slow")
+	fs.DurationVar(&o.slow, "probe-slow", 2*time.Second, "latency budget, below --probe-timeout: an endpoint answering slower is up, marked slow")
 	fs.IntVar(&o.downAfter, "probe-down-after", 3, "consecutive failed probes before a record is down (failing records are probed again after 10m, 20m, ...)")
 	fs.IntVar(&o.workers, "probe-workers", 8, "probes in flight at most")
 	fs.IntVar(&o.perHost, "probe-per-host", 2, "probe requests in flight per host")
+}
+
+// check refuses settings that would hammer endpoints or never decide.
+func (o *probeOptions) check() error {
+	switch {
+	case !o.on:
+		return nil
+	case o.interval < time.Minute:
+		return fmt.Errorf("--probe-interval %v: want at least 1m", o.interval)
+	case o.timeout <= 0:
+		return fmt.Errorf("--probe-timeout %v: want a positive duration", o.timeout)
+	case o.slow <= 0 || o.slow >= o.timeout:
+		return fmt.Errorf("--probe-slow %v: want a positive duration below --probe-timeout (%v)", o.slow, o.timeout)
+	case o.downAfter < 1:
+		return fmt.Errorf("--probe-down-after %d: want at least 1", o.downAfter)
+	case o.workers < 1 || o.perHost < 1:
+		return fmt.Errorf("--probe-workers %d, --probe-per-host %d: want at least 1 each", o.workers, o.perHost)
+	}
+	return nil
 }
 
 // healthSink hands the prober's verdicts to ingest, which is built after

@@ -15,6 +15,35 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
+func TestProbeOptionsCheck(t *testing.T) {
+	ok := probeOptions{on: true, interval: 24 * time.Hour, timeout: 10 * time.Second, slow: 2 * time.Second, downAfter: 3, workers: 8, perHost: 2}
+	if err := ok.check(); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*probeOptions)
+		want string
+	}{
+		{"interval too short", func(o *probeOptions) { o.interval = time.Second }, "--probe-interval"},
+		{"no timeout", func(o *probeOptions) { o.timeout = 0 }, "--probe-timeout"},
+		{"slow above timeout", func(o *probeOptions) { o.slow = time.Minute }, "--probe-slow"},
+		{"down at once", func(o *probeOptions) { o.downAfter = 0 }, "--probe-down-after"},
+		{"no workers", func(o *probeOptions) { o.workers = 0 }, "--probe-workers"},
+		{"unlimited per host", func(o *probeOptions) { o.perHost = -1 }, "--probe-per-host"},
+	} {
+		o := ok
+		tc.edit(&o)
+		if err := o.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: check() = %v, want an error naming %s", tc.name, err, tc.want)
+		}
+		o.on = false
+		if err := o.check(); err != nil {
+			t.Errorf("%s with --probe=false: %v, want no error", tc.name, err)
+		}
+	}
+}
+
 // TestServeProbes runs serve on live.test: the crawl feeds the prober,
 // the prober's verdicts reach the index and the API, the metrics count
 // them, and shutdown leaves the state in the data directory.

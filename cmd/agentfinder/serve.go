@@ -243,6 +243,9 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if _, err := cron.ParseStandard(o.schedule); err != nil {
 		return nil, fmt.Errorf("--schedule %q: %w", o.schedule, err)
 	}
+	if err := o.probe.check(); err != nil {
+		return nil, err
+	}
 	if o.minScore < -1 || o.minScore > 100 {
 		return nil, fmt.Errorf("--min-score %d: want -1 (the model's default), 0 (no cut-off) or a score up to 100", o.minScore)
 	}
