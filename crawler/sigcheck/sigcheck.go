@@ -102,10 +102,14 @@ func New(cfg Config) *Verifier {
 	return &Verifier{cfg: cfg, cache: c, done: done}
 }
 
-// Catalog checks the whole-catalog signature of body and each top-level
-// entry's signed trust manifests and inline digests, as of now. It returns
-// nil when body holds nothing to check (no signature, no digest) or is not
-// a JSON object: normalize reports what is wrong with such a document.
+// Catalog checks the whole-catalog signature of body and each entry's
+// (inline nested catalogs' too) signed trust manifests and inline digests,
+// as of now. The verdicts do not depend on where body was fetched from, so
+// the same bytes checked before are answered from the verdicts kept, until
+// those may change. It returns nil when body holds nothing to check (no
+// signature, no digest) or is not a JSON object: normalize reports what is
+// wrong with such a document. The result is shared: callers must not
+// change it.
 func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
 	if !bytes.Contains(body, []byte(`"signature"`)) && !bytes.Contains(body, []byte(`"digest"`)) {
 		return nil // the common case: nothing signed, nothing to check
