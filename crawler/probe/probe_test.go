@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,5 +183,71 @@ func TestRun(t *testing.T) {
 	}
 	if h, ok := saved.Health("urn:ai:live.test:mcp:up", "https://live.test/.well-known/ai-catalog.json"); !ok || h.Status != normalize.HealthUp {
 		t.Errorf("state saved by Run: %+v, %v; want up", h, ok)
+	}
+}
+
+// byID is a Sink that keeps each record's last verdict.
+type byID struct {
+	mu sync.Mutex
+	m  map[string]normalize.Health
+}
+
+func (b *byID) SetHealth(_ context.Context, id, _ string, h normalize.Health) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.m[id] = h
+	return true, nil
+}
+
+// TestStatusRule: what each answer of an A2A JSON-RPC interface and an MCP
+// endpoint means. Anything from a live server rejecting the request (400,
+// 405, 429) is up; 5xx, 404 and 410 fail; 401 and 403 are auth_required.
+func TestStatusRule(t *testing.T) {
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cr, err := crawler.New(crawler.Config{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
+		AllowPrivate: true,
+		Timeout:      2 * time.Second,
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	sink := &byID{m: map[string]normalize.Health{}}
+	p, err := probe.New(probe.Config{Now: func() time.Time { return now }, DownAfter: 1}, cr, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{
+		200: normalize.HealthUp, 400: normalize.HealthUp, 405: normalize.HealthUp, 429: normalize.HealthUp,
+		401: normalize.HealthAuthRequired, 403: normalize.HealthAuthRequired,
+		404: normalize.HealthDown, 410: normalize.HealthDown, 500: normalize.HealthDown, 503: normalize.HealthDown,
+	}
+	var recs []normalize.Record
+	for status := range want {
+		for _, proto := range []string{"a2a", "mcp"} {
+			path := "/status/" + proto + "/" + strconv.Itoa(status)
+			web.Script(fixtures.HostLive, path, fixtures.Behavior{Status: status, Body: []byte(`{}`)})
+			transport := map[string]string{"a2a": "JSONRPC", "mcp": "streamable-http"}[proto]
+			recs = append(recs, normalize.Record{Identifier: "urn:ai:live.test:" + proto + ":status-" + strconv.Itoa(status),
+				Bindings: []normalize.Binding{{Protocol: proto, URL: web.URL(fixtures.HostLive, path), Transport: transport}}})
+		}
+	}
+	p.Observe("https://live.test/.well-known/ai-catalog.json", recs)
+	if n := p.RunDue(t.Context()); n != len(recs) {
+		t.Fatalf("probed %d of %d records", n, len(recs))
+	}
+	for _, r := range recs {
+		status, _ := strconv.Atoi(r.Identifier[strings.LastIndex(r.Identifier, "-")+1:])
+		if got := sink.m[r.Identifier]; got.Status != want[status] {
+			t.Errorf("%s: HTTP %d gives %+v, want %s (down after one failure here)", r.Identifier, status, got, want[status])
+		}
 	}
 }
