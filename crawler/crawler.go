@@ -325,8 +325,8 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 	return &rep, nil
 }
 
-// newSession starts the state of one crawl (or one Check) whose requests
-// end with ctx.
+// newSession starts the state of one crawl (or one Check, Visitor or
+// ownership-file fetch) whose requests end with ctx.
 func (c *Crawler) newSession(ctx context.Context) *session {
 	return &session{
 		c:       c,

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/gocolly/colly/v2"
 )
 
 // ErrOtherHost: a redirect left the host a fetch was pinned to.
@@ -26,15 +24,8 @@ func (c *Crawler) FetchOwnershipFile(ctx context.Context, raw string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	s := &session{
-		c:       c,
-		col:     c.newCollector(ctx),
-		hosts:   map[string]*hostState{},
-		limited: map[string]*colly.Collector{},
-		visited: map[string]bool{},
-		perSeed: map[int]int{},
-		pinHost: u.Host,
-	}
+	s := c.newSession(ctx)
+	s.pinHost = u.Host
 	f, err := s.get(ctx, u.String(), kindOwnership, nil)
 	if err != nil {
 		return nil, err

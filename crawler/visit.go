@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/gocolly/colly/v2"
 )
 
 // Visitor sends single requests under the crawl's rules, for callers that
@@ -24,14 +22,7 @@ type Visitor struct {
 // cache lives as long as the Visitor: make one per round of checks, so a
 // host's robots.txt is read once per round and never grows stale.
 func (c *Crawler) NewVisitor(ctx context.Context) *Visitor {
-	return &Visitor{s: &session{
-		c:       c,
-		col:     c.newCollector(ctx),
-		hosts:   map[string]*hostState{},
-		limited: map[string]*colly.Collector{},
-		visited: map[string]bool{},
-		perSeed: map[int]int{},
-	}}
+	return &Visitor{s: c.newSession(ctx)}
 }
 
 // VisitResponse is the status and headers of a Visitor's request.
