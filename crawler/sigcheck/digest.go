@@ -9,8 +9,6 @@ import (
 	"hash"
 	"strings"
 
-	"github.com/gowebpki/jcs"
-
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -63,7 +61,7 @@ func parseDigest(digest, path string) (hash.Hash, string, *normalize.Problem) {
 // canonicalDigest checks the digest of inline JSON data: computed over its
 // JCS (RFC 8785) form.
 func canonicalDigest(digest string, data json.RawMessage, path string) *normalize.Problem {
-	canon, err := jcs.Transform(data)
+	canon, err := canonicalize(data)
 	if err != nil {
 		return problem(path, normalize.CodeDigestMismatch, "inline data cannot be canonicalized to check its digest: %v", err)
 	}

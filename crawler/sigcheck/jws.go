@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/gowebpki/jcs"
 
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/normalize/rawjson"
@@ -181,7 +180,7 @@ func signedPayload(doc []byte, object bool) ([]byte, error) {
 	// One canonicalization (it refuses duplicate names), then the members
 	// the signature does not cover are cut out of the canonical bytes:
 	// removing a member leaves canonical JSON canonical.
-	canon, err := jcs.Transform(doc)
+	canon, err := canonicalize(doc)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gowebpki/jcs"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
@@ -160,7 +159,7 @@ type check struct {
 	canonDone bool
 	canon     []byte
 	canonErr  error
-	canonData map[int]json.RawMessage // entries[i].data in canon
+	canonData map[int]json.RawMessage // entries[i].data in canon, once indexed
 
 	until     time.Time // the earliest time a verdict may change (zero: never)
 	unsettled bool      // a key was not fetched (cancelled, offline): keep no verdict
@@ -177,25 +176,36 @@ func (c *check) changesAt(t time.Time) {
 func (c *check) canonical() ([]byte, error) {
 	if !c.canonDone {
 		c.canonDone = true
-		c.canon, c.canonErr = jcs.Transform(c.body)
-		if c.canonErr == nil {
-			c.canonData = map[int]json.RawMessage{}
-			top, _ := rawjson.Members(c.canon)
-			entries, _ := rawjson.Items(top["entries"])
-			for i, e := range entries {
-				if f, ok := rawjson.Members(e); ok && f["data"] != nil {
-					c.canonData[i] = f["data"]
-				}
+		c.canon, c.canonErr = canonicalize(c.body)
+	}
+	return c.canon, c.canonErr
+}
+
+// canonicalData returns entries[i].data as it is in the canonical catalog,
+// when that was made (indexed on first use: most catalogs have no inline
+// data with a digest).
+func (c *check) canonicalData(i int) (json.RawMessage, bool) {
+	if i < 0 || !c.canonDone || c.canonErr != nil {
+		return nil, false
+	}
+	if c.canonData == nil {
+		c.canonData = map[int]json.RawMessage{}
+		top, _ := rawjson.Members(c.canon)
+		entries, _ := rawjson.Items(top["entries"])
+		for i, e := range entries {
+			if f, ok := rawjson.Members(e); ok && f["data"] != nil {
+				c.canonData[i] = f["data"]
 			}
 		}
 	}
-	return c.canon, c.canonErr
+	d, ok := c.canonData[i]
+	return d, ok
 }
 
 // dataDigest checks the digest of entry i's inline data: over its JCS form,
 // taken from the canonical catalog when that was made.
 func (c *check) dataDigest(digest string, i int, data json.RawMessage, path string) *normalize.Problem {
-	if canon, ok := c.canonData[i]; ok {
+	if canon, ok := c.canonicalData(i); ok {
 		return CheckDigest(digest, canon, path, "the inline data")
 	}
 	return canonicalDigest(digest, data, path)
@@ -213,14 +223,17 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 		if depth > 0 {
 			idx = -1 // the canonical catalog's data is indexed for top-level entries only
 		}
-		if ev, ok := c.entry(ctx, e, idx, path); ok {
+		f, ok := rawjson.Members(e)
+		if !ok {
+			continue
+		}
+		if ev, ok := c.entry(ctx, f, idx, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
 			}
 			out.Entries[path] = ev
 		}
-		f, ok := rawjson.Members(e)
-		if !ok || depth+1 >= normalize.DefaultMaxDepth {
+		if depth+1 >= normalize.DefaultMaxDepth {
 			continue
 		}
 		t := str(f["type"])
@@ -260,14 +273,11 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
 }
 
-// entry checks one entry: its inline data against its digest, and its
-// signed trust manifests. ok is false when the entry has nothing to check.
-func (c *check) entry(ctx context.Context, raw json.RawMessage, i int, path string) (normalize.SignatureVerdict, bool) {
-	var e entryFields
-	var ok bool
-	if e.f, ok = rawjson.Members(raw); !ok {
-		return normalize.SignatureVerdict{}, false
-	}
+// entry checks one entry (its members f): its inline data against its
+// digest, and its signed trust manifests. ok is false when the entry has
+// nothing to check.
+func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, i int, path string) (normalize.SignatureVerdict, bool) {
+	e := entryFields{f: f}
 	e.read()
 	var problems []normalize.Problem
 	touched := false
