@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"context"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -96,7 +97,13 @@ func BenchmarkCrawlSigned(b *testing.B) {
 			var d, cpu, again [2]time.Duration // [off, on]
 			for k := range 2 {
 				verify := (k+pair)%2 == 0
-				dd, cc, aa, got, s := run(verify)
+				var dd, cc, aa time.Duration
+				var got, s int64
+				// Labelled so that a -cpuprofile splits by verify=on/off
+				// (go tool pprof -tagfocus verify=on).
+				pprof.Do(context.Background(), pprof.Labels("verify", strconv.FormatBool(verify)), func(context.Context) {
+					dd, cc, aa, got, s = run(verify)
+				})
 				i := 0
 				if verify {
 					i, signed = 1, s
