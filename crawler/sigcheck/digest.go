@@ -128,6 +128,10 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 	type manifest struct {
 		Attestations []att `json:"attestations"`
 	}
+	many, hasMany := rec.Extra["trustManifests"]
+	if len(rec.TrustManifest) == 0 && !hasMany {
+		return nil // the common case: no trust manifest
+	}
 	base := fmt.Sprintf("entries[identifier=%s]", rec.Identifier)
 	var out []Attestation
 	add := func(m manifest, at string) {
@@ -144,9 +148,9 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 	if len(rec.TrustManifest) > 0 && json.Unmarshal(rec.TrustManifest, &one) == nil {
 		add(one, base+".trustManifest")
 	}
-	var many []manifest
-	if raw, ok := rec.Extra["trustManifests"]; ok && json.Unmarshal(raw, &many) == nil {
-		for i, m := range many {
+	var list []manifest
+	if hasMany && json.Unmarshal(many, &list) == nil {
+		for i, m := range list {
 			add(m, fmt.Sprintf("%s.trustManifests[%d]", base, i))
 		}
 	}

@@ -125,7 +125,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	if !ok {
 		return nil
 	}
-	c := &check{v: v, f: f, now: now, body: body}
+	c := &check{v: v, f: f, now: now}
 	out := &normalize.TrustVerdicts{CheckedAt: now}
 	defer func() {
 		if out != nil {
@@ -148,18 +148,9 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 
 // check is one Catalog call.
 type check struct {
-	v    *Verifier
-	f    Fetcher
-	now  time.Time
-	body []byte
-
-	// The canonical form of body, made once when the whole-catalog
-	// signature needs it; inline data digests then take their canonical
-	// bytes from it (JCS of a member is the member of the JCS).
-	canonDone bool
-	canon     []byte
-	canonErr  error
-	canonData map[int]json.RawMessage // entries[i].data in canon, once indexed
+	v   *Verifier
+	f   Fetcher
+	now time.Time
 
 	until     time.Time // the earliest time a verdict may change (zero: never)
 	unsettled bool      // a key was not fetched (cancelled, offline): keep no verdict
@@ -172,45 +163,6 @@ func (c *check) changesAt(t time.Time) {
 	}
 }
 
-// canonical returns the JCS form of the whole catalog.
-func (c *check) canonical() ([]byte, error) {
-	if !c.canonDone {
-		c.canonDone = true
-		c.canon, c.canonErr = canonicalize(c.body)
-	}
-	return c.canon, c.canonErr
-}
-
-// canonicalData returns entries[i].data as it is in the canonical catalog,
-// when that was made (indexed on first use: most catalogs have no inline
-// data with a digest).
-func (c *check) canonicalData(i int) (json.RawMessage, bool) {
-	if i < 0 || !c.canonDone || c.canonErr != nil {
-		return nil, false
-	}
-	if c.canonData == nil {
-		c.canonData = map[int]json.RawMessage{}
-		top, _ := rawjson.Members(c.canon)
-		entries, _ := rawjson.Items(top["entries"])
-		for i, e := range entries {
-			if f, ok := rawjson.Members(e); ok && f["data"] != nil {
-				c.canonData[i] = f["data"]
-			}
-		}
-	}
-	d, ok := c.canonData[i]
-	return d, ok
-}
-
-// dataDigest checks the digest of entry i's inline data: over its JCS form,
-// taken from the canonical catalog when that was made.
-func (c *check) dataDigest(digest string, i int, data json.RawMessage, path string) *normalize.Problem {
-	if canon, ok := c.canonicalData(i); ok {
-		return CheckDigest(digest, canon, path, "the inline data")
-	}
-	return canonicalDigest(digest, data, path)
-}
-
 // entries checks the entries of one catalog object: the document's
 // (prefix "") or an inline nested catalog's (prefix "entries[2].data."),
 // and the inline catalogs nested in them, as deep as normalize follows
@@ -219,15 +171,11 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 	list, _ := rawjson.Items(raw)
 	for i, e := range list {
 		path := fmt.Sprintf("%sentries[%d]", prefix, i)
-		idx := i
-		if depth > 0 {
-			idx = -1 // the canonical catalog's data is indexed for top-level entries only
-		}
 		f, ok := rawjson.Members(e)
 		if !ok {
 			continue
 		}
-		if ev, ok := c.entry(ctx, f, idx, path); ok {
+		if ev, ok := c.entry(ctx, f, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
 			}
@@ -263,20 +211,14 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
 	}
-	in.payload = func() ([]byte, error) {
-		canon, err := c.canonical()
-		if err != nil {
-			return nil, err
-		}
-		return payloadOf(canon, in.object)
-	}
+	in.payload = func() ([]byte, error) { return signedPayload(body, in.object) }
 	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
 }
 
 // entry checks one entry (its members f): its inline data against its
 // digest, and its signed trust manifests. ok is false when the entry has
 // nothing to check.
-func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, i int, path string) (normalize.SignatureVerdict, bool) {
+func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, path string) (normalize.SignatureVerdict, bool) {
 	e := entryFields{f: f}
 	e.read()
 	var problems []normalize.Problem
@@ -284,7 +226,7 @@ func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, i int, 
 	if e.digest != "" {
 		touched = true
 		if len(e.data) > 0 {
-			if p := c.dataDigest(e.digest, i, e.data, path+".digest"); p != nil {
+			if p := canonicalDigest(e.digest, e.data, path+".digest"); p != nil {
 				problems = append(problems, *p)
 			}
 		} else if _, _, p := parseDigest(e.digest, path+".digest"); p != nil {
@@ -305,7 +247,7 @@ func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, i int, 
 	}
 	var failed normalize.SignatureVerdict
 	for _, m := range manifests {
-		mv := c.manifest(ctx, &e, m, i, want)
+		mv := c.manifest(ctx, &e, m, want)
 		if mv.Valid() {
 			mv.Problems = append(problems, mv.Problems...)
 			return mv, true
@@ -321,7 +263,7 @@ func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, i int, 
 
 // manifest checks one signed trust manifest of entry e: its signature by
 // want (did:web of the entry's publisher) and its subject.
-func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, i int, want string) normalize.SignatureVerdict {
+func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, want string) normalize.SignatureVerdict {
 	in, p := readSignature(m.fields["signature"], m.path+".signature")
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
@@ -330,7 +272,7 @@ func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, 
 		in.expiresAt, in.issuedAt = str(m.fields["expiresAt"]), str(m.fields["issuedAt"])
 	}
 	in.payload = func() ([]byte, error) { return signedPayload(m.raw, in.object) }
-	subject := e.subjectProblems(m, func(digest, path string) *normalize.Problem { return c.dataDigest(digest, i, e.data, path) })
+	subject := e.subjectProblems(m)
 	v := c.verify(ctx, in, want, "did:web of the entry's publisher")
 	v.Problems = append(subject, v.Problems...)
 	return v
@@ -341,6 +283,8 @@ func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 // str reads a JSON string, "" when raw is not one.
 func str(raw json.RawMessage) string {
 	var s string
-	_ = json.Unmarshal(raw, &s)
+	if !rawjson.String(raw, &s) {
+		return ""
+	}
 	return s
 }

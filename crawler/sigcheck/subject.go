@@ -72,7 +72,7 @@ func (e *entryFields) manifests(path string) []signedManifest {
 // identifier, type and version, and its content by digest or https URL;
 // inline data is checked against the subject's digest here, a url
 // artifact when the crawler fetches it.
-func (e *entryFields) subjectProblems(m signedManifest, dataDigest func(digest, path string) *normalize.Problem) []normalize.Problem {
+func (e *entryFields) subjectProblems(m signedManifest) []normalize.Problem {
 	at := m.path + ".subject"
 	var s struct {
 		Identifier string          `json:"identifier"`
@@ -108,7 +108,7 @@ func (e *entryFields) subjectProblems(m signedManifest, dataDigest func(digest, 
 		mismatch("url", "subject.url %q is not the entry's https url %q", s.URL, e.url)
 	}
 	if s.Digest != "" && len(e.data) > 0 {
-		if p := dataDigest(s.Digest, at+".digest"); p != nil {
+		if p := canonicalDigest(s.Digest, e.data, at+".digest"); p != nil {
 			out = append(out, *p)
 		}
 	}
