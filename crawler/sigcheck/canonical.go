@@ -3,7 +3,6 @@ package sigcheck
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -15,6 +14,14 @@ import (
 // gowebpki/jcs.
 var maxFloat = []byte(strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64))
 
+// canonicalOptions are what jsontext.Value.Canonicalize formats with; with
+// AppendFormat the result is made without a copy of doc to format in place.
+var canonicalOptions = []jsontext.Options{
+	jsontext.CanonicalizeRawInts(true),
+	jsontext.CanonicalizeRawFloats(true),
+	jsontext.ReorderRawObjects(true),
+}
+
 // canonicalize returns the JCS (RFC 8785) form of the JSON value doc, which
 // it leaves unchanged; a document with duplicate member names, invalid
 // UTF-8 (or unpaired surrogates) or a number JCS cannot represent is
@@ -22,8 +29,8 @@ var maxFloat = []byte(strconv.FormatFloat(math.MaxFloat64, 'g', -1, 64))
 // faster than gowebpki/jcs's tree (which the tests compare it with), and
 // checking a signed catalog in a crawl is mostly this.
 func canonicalize(doc []byte) ([]byte, error) {
-	v := jsontext.Value(slices.Clone(doc))
-	if err := v.Canonicalize(); err != nil {
+	v, err := jsontext.AppendFormat(nil, doc, canonicalOptions...)
+	if err != nil {
 		return nil, err
 	}
 	if bytes.Contains(v, maxFloat) {

@@ -211,7 +211,7 @@ func signedPayload(doc []byte, object bool) ([]byte, error) {
 }
 
 // payloadOf cuts what a signature does not cover out of canon, the
-// canonical form of the signed document.
+// canonical form of the signed document, in place (canon is its own copy).
 func payloadOf(canon []byte, object bool) ([]byte, error) {
 	if len(canon) == 0 || canon[0] != '{' {
 		return nil, errors.New("not a JSON object")
@@ -225,7 +225,7 @@ func payloadOf(canon []byte, object bool) ([]byte, error) {
 		return nil, errors.New("signature is not an object")
 	}
 	sig := withoutMember(canon[vs:ve], "jws")
-	return slices.Concat(canon[:vs], sig, canon[ve:]), nil
+	return slices.Delete(canon, vs+len(sig), ve), nil
 }
 
 // member finds the top-level member name of a canonical (compact) JSON
@@ -253,8 +253,8 @@ func member(b []byte, name string) (start, vstart, vend int, ok bool) {
 	return 0, 0, 0, false
 }
 
-// withoutMember returns the canonical object b without its top-level member
-// name (b itself when it has none).
+// withoutMember cuts the top-level member name out of the canonical object
+// b, in place, and returns what is left (b itself when it has none).
 func withoutMember(b []byte, name string) []byte {
 	start, _, end, ok := member(b, name)
 	switch {
@@ -265,5 +265,5 @@ func withoutMember(b []byte, name string) []byte {
 	case start > 1:
 		start-- // the last member: the comma before it
 	}
-	return slices.Concat(b[:start], b[end:])
+	return slices.Delete(b, start, end)
 }
