@@ -171,11 +171,11 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 	list, _ := rawjson.Items(raw)
 	for i, e := range list {
 		path := fmt.Sprintf("%sentries[%d]", prefix, i)
-		f, ok := rawjson.Members(e)
+		f, ok := readEntry(e)
 		if !ok {
 			continue
 		}
-		if ev, ok := c.entry(ctx, f, path); ok {
+		if ev, ok := c.entry(ctx, &f, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
 			}
@@ -184,16 +184,15 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 		if depth+1 >= normalize.DefaultMaxDepth {
 			continue
 		}
-		t := str(f["type"])
-		if t == "" {
-			t = str(f["mediaType"])
-		}
-		if normalize.CanonicalType(t) != normalize.TypeAICatalog {
+		if normalize.CanonicalType(f.typ) != normalize.TypeAICatalog {
 			continue
 		}
-		for _, key := range []string{"data", "inline"} {
-			if inner, ok := rawjson.Members(f[key]); ok && inner != nil {
-				c.entries(ctx, inner["entries"], path+"."+key+".", depth+1, out)
+		for _, in := range []struct {
+			key string
+			raw json.RawMessage
+		}{{"data", f.rawData}, {"inline", f.inline}} {
+			if inner, ok := rawjson.Members(in.raw); ok && inner != nil {
+				c.entries(ctx, inner["entries"], path+"."+in.key+".", depth+1, out)
 				break
 			}
 		}
@@ -215,12 +214,10 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
 }
 
-// entry checks one entry (its members f): its inline data against its
+// entry checks one entry (its members e): its inline data against its
 // digest, and its signed trust manifests. ok is false when the entry has
 // nothing to check.
-func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, path string) (normalize.SignatureVerdict, bool) {
-	e := entryFields{f: f}
-	e.read()
+func (c *check) entry(ctx context.Context, e *entryFields, path string) (normalize.SignatureVerdict, bool) {
 	var problems []normalize.Problem
 	touched := false
 	if e.digest != "" {
@@ -247,7 +244,7 @@ func (c *check) entry(ctx context.Context, f map[string]json.RawMessage, path st
 	}
 	var failed normalize.SignatureVerdict
 	for _, m := range manifests {
-		mv := c.manifest(ctx, &e, m, want)
+		mv := c.manifest(ctx, e, m, want)
 		if mv.Valid() {
 			mv.Problems = append(problems, mv.Problems...)
 			return mv, true

@@ -11,29 +11,61 @@ import (
 
 // entryFields are the members of one catalog entry the checks read.
 type entryFields struct {
-	f          map[string]json.RawMessage
 	identifier string
 	typ        string
 	url        string
 	digest     string
-	data       json.RawMessage
-	version    json.RawMessage // nil when absent
+	data       json.RawMessage // nil when absent or null
+	version    json.RawMessage // nil when absent or null
+	// As written (nil when absent): the manifests, and the inline
+	// catalog an ai-catalog entry may nest under data or inline.
+	trustManifest, trustManifests json.RawMessage
+	rawData, inline               json.RawMessage
 }
 
-func (e *entryFields) read() {
-	e.identifier = str(e.f["identifier"])
-	e.typ = str(e.f["type"])
+// readEntry reads the members of one entry in one pass over it (a later
+// duplicate wins, as in a map); ok is false when raw is not an object.
+func readEntry(raw json.RawMessage) (e entryFields, ok bool) {
+	var identifier, typ, mediaType, url, digest json.RawMessage
+	err := rawjson.EachMember(raw, func(key string, val []byte) error {
+		switch key {
+		case "identifier":
+			identifier = val
+		case "type":
+			typ = val
+		case "mediaType":
+			mediaType = val
+		case "url":
+			url = val
+		case "digest":
+			digest = val
+		case "data":
+			e.rawData = val
+		case "inline":
+			e.inline = val
+		case "version":
+			e.version = val
+		case "trustManifest":
+			e.trustManifest = val
+		case "trustManifests":
+			e.trustManifests = val
+		}
+		return nil
+	})
+	if err != nil {
+		return entryFields{}, false
+	}
+	e.identifier, e.typ, e.url, e.digest = str(identifier), str(typ), str(url), str(digest)
 	if e.typ == "" {
-		e.typ = str(e.f["mediaType"])
+		e.typ = str(mediaType)
 	}
-	e.url = str(e.f["url"])
-	e.digest = str(e.f["digest"])
-	if d, ok := e.f["data"]; ok && !isNull(d) {
-		e.data = d
+	if !isNull(e.rawData) {
+		e.data = e.rawData
 	}
-	if v, ok := e.f["version"]; ok && !isNull(v) {
-		e.version = v
+	if isNull(e.version) {
+		e.version = nil
 	}
+	return e, true
 }
 
 // signedManifest is one trust manifest that carries a signature.
@@ -56,11 +88,11 @@ func (e *entryFields) manifests(path string) []signedManifest {
 			out = append(out, signedManifest{raw: raw, fields: f, path: at})
 		}
 	}
-	if raw, ok := e.f["trustManifest"]; ok {
-		add(raw, path+".trustManifest")
+	if e.trustManifest != nil {
+		add(e.trustManifest, path+".trustManifest")
 	}
-	if raw, ok := e.f["trustManifests"]; ok {
-		list, _ := rawjson.Items(raw)
+	if e.trustManifests != nil {
+		list, _ := rawjson.Items(e.trustManifests)
 		for i, raw := range list {
 			add(raw, fmt.Sprintf("%s.trustManifests[%d]", path, i))
 		}
@@ -155,11 +187,11 @@ func (e *entryFields) attestationDigests(path string) []normalize.Problem {
 		}
 	}
 	var one manifest
-	if raw, ok := e.f["trustManifest"]; ok && json.Unmarshal(raw, &one) == nil {
+	if e.trustManifest != nil && json.Unmarshal(e.trustManifest, &one) == nil {
 		check(one, path+".trustManifest")
 	}
 	var many []manifest
-	if raw, ok := e.f["trustManifests"]; ok && json.Unmarshal(raw, &many) == nil {
+	if e.trustManifests != nil && json.Unmarshal(e.trustManifests, &many) == nil {
 		for i, m := range many {
 			check(m, fmt.Sprintf("%s.trustManifests[%d]", path, i))
 		}
