@@ -24,13 +24,7 @@ func TestCrawlFixtureWebIntoIndex(t *testing.T) {
 	s := meilitest.Connect(t)
 	ctx := t.Context()
 	index := meilitest.NewIndexName("e2e")
-	t.Cleanup(func() {
-		for _, uid := range []string{index, index + "_sources"} {
-			if task, err := s.Client.DeleteIndex(uid); err == nil {
-				_ = meilitest.Wait(s.Client, task.TaskUID)
-			}
-		}
-	})
+	dropIndexes(t, s, index)
 
 	w, err := fixtures.Start(ctx, fixtures.Options{})
 	if err != nil {

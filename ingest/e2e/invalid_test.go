@@ -25,13 +25,7 @@ func TestOnlyEntryTurnedInvalidKeepsItsRecord(t *testing.T) {
 	s := meilitest.Connect(t)
 	ctx := t.Context()
 	index := meilitest.NewIndexName("invalid")
-	t.Cleanup(func() {
-		for _, uid := range []string{index, index + "_sources"} {
-			if task, err := s.Client.DeleteIndex(uid); err == nil {
-				_ = meilitest.Wait(s.Client, task.TaskUID)
-			}
-		}
-	})
+	dropIndexes(t, s, index)
 	const host, id = "one-entry.test", "urn:ai:one-entry.test:agent:solo"
 	web, err := fixtures.Start(ctx, fixtures.Options{NoWorld: true})
 	if err != nil {

@@ -1,20 +1,16 @@
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
-	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi"
 )
@@ -25,53 +21,15 @@ import (
 // Then the signer's DID document goes away while its catalog stays byte
 // for byte the same: the next crawl must rewrite its records as none.
 func TestSignedCatalogsEndToEnd(t *testing.T) {
-	s := meilitest.Connect(t)
-	ctx := t.Context()
-	index := meilitest.NewIndexName("trust")
-	t.Cleanup(func() {
-		for _, uid := range []string{index, index + "_sources"} {
-			if task, err := s.Client.DeleteIndex(uid); err == nil {
-				_ = meilitest.Wait(s.Client, task.TaskUID)
-			}
-		}
+	st := newStack(t, "trust", func(c *crawler.Config) {
+		c.DIDCacheTTL = time.Nanosecond // every crawl resolves the DIDs again
 	})
-	w, err := fixtures.Start(ctx, fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: index})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = ix.Close(cctx)
-	})
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    w.DNSAddr,
-		PortMap:      map[string]string{"443": strconv.Itoa(w.PortFor("https")), "80": strconv.Itoa(w.PortFor("http"))},
-		AllowPrivate: true,
-		CAFile:       w.CAFile,
-		Timeout:      5 * time.Second,
-		MaxAttempts:  1,
-		DIDCacheTTL:  time.Nanosecond, // every crawl resolves the DIDs again
-	}, ix, nil)
-	if err != nil {
-		t.Fatalf("crawler: %v", err)
-	}
-	t.Cleanup(func() { _ = cr.Close() })
+	w := st.w
 	crawl := func() {
 		t.Helper()
-		if _, err := cr.Crawl(ctx, w.SignedSeeds()); err != nil {
-			t.Fatalf("crawl: %v", err)
-		}
-		if err := ix.Flush(ctx); err != nil {
-			t.Fatalf("flush: %v", err)
-		}
+		st.crawl(t, w.SignedSeeds())
 	}
-	srv, err := searchapi.New(searchapi.Config{Index: index, Meili: s.Client}, nil)
+	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,20 +2,14 @@ package e2e_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"testing"
-	"time"
 
-	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
-	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi"
 )
@@ -25,49 +19,11 @@ import (
 // trust.level filter find exactly the entries whose signature holds, in
 // GET /agents, POST /search and POST /explore alike.
 func TestSignedOnlyEndToEnd(t *testing.T) {
-	s := meilitest.Connect(t)
 	ctx := t.Context()
-	index := meilitest.NewIndexName("signedonly")
-	t.Cleanup(func() {
-		for _, uid := range []string{index, index + "_sources"} {
-			if task, err := s.Client.DeleteIndex(uid); err == nil {
-				_ = meilitest.Wait(s.Client, task.TaskUID)
-			}
-		}
-	})
-	w, err := fixtures.Start(ctx, fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: index})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = ix.Close(cctx)
-	})
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    w.DNSAddr,
-		PortMap:      map[string]string{"443": strconv.Itoa(w.PortFor("https")), "80": strconv.Itoa(w.PortFor("http"))},
-		AllowPrivate: true,
-		CAFile:       w.CAFile,
-		Timeout:      5 * time.Second,
-		MaxAttempts:  1,
-	}, ix, nil)
-	if err != nil {
-		t.Fatalf("crawler: %v", err)
-	}
-	t.Cleanup(func() { _ = cr.Close() })
-	if _, err := cr.Crawl(ctx, w.SignedSeeds()); err != nil {
-		t.Fatalf("crawl: %v", err)
-	}
-	if err := ix.Flush(ctx); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	srv, err := searchapi.New(searchapi.Config{Index: index, Meili: s.Client, MinScore: -1}, nil)
+	st := newStack(t, "signedonly", nil)
+	w := st.w
+	st.crawl(t, w.SignedSeeds())
+	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client, MinScore: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
