@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	relset "github.com/agentfinder/agentfinder/fixtures/relevance"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -362,58 +363,12 @@ func terseRequests(results []normalize.CatalogResult, n int) []dumpQuery {
 }
 
 // relevanceCatalogs reads the relevance set's catalogs from disk as a crawl
-// would hand them over: seeds from hosts.json, nested and collection links
-// followed by mapping URLs to files.
+// would hand them over.
 func relevanceCatalogs(t *testing.T, dir string) []normalize.CatalogResult {
 	t.Helper()
-	var hosts struct {
-		Hosts []struct {
-			Seed  string `json:"seed"`
-			Files []struct {
-				URL  string `json:"url"`
-				File string `json:"file"`
-			} `json:"files"`
-		} `json:"hosts"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "hosts.json"))
+	out, err := relset.Catalogs(dir, time.Now())
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &hosts); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	type item struct {
-		url, via string
-		path     []string
-	}
-	var queue []item
-	for _, h := range hosts.Hosts {
-		for _, f := range h.Files {
-			files[f.URL] = filepath.Join(dir, f.File)
-		}
-		queue = append(queue, item{url: h.Seed, via: normalize.ViaSeed})
-	}
-	seen := map[string]bool{}
-	now := time.Now()
-	var out []normalize.CatalogResult
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		if seen[it.url] || files[it.url] == "" {
-			continue
-		}
-		seen[it.url] = true
-		body, err := os.ReadFile(files[it.url])
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := normalize.Catalog(body, normalize.Options{Origin: it.url, Via: it.via, Path: it.path, Now: now})
-		out = append(out, normalize.CatalogResult{Catalog: it.url, Via: it.via, Path: it.path, Status: normalize.StatusOK,
-			FetchedAt: now, Records: res.Records, Links: res.Links})
-		for _, l := range res.Links {
-			queue = append(queue, item{url: l.URL, via: l.Via, path: l.Path})
-		}
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/fixtures/relevance"
 	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -56,67 +57,23 @@ func evalEntryText(rec normalize.Record) string {
 	return strings.Join(parts, "\n")
 }
 
-// loadRelevanceRecords crawls the relevance catalogs from disk: seeds from
-// hosts.json, links (nested, collections) followed by mapping URLs to files.
+// loadRelevanceRecords reads the relevance catalogs from disk as a crawl
+// would: one record per identifier (the last catalog to list it wins), in
+// the order identifiers first appear.
 func loadRelevanceRecords(t *testing.T, dir string) []normalize.Record {
 	t.Helper()
-	var hosts struct {
-		Hosts []struct {
-			Seed  string `json:"seed"`
-			Files []struct {
-				URL  string `json:"url"`
-				File string `json:"file"`
-			} `json:"files"`
-		} `json:"hosts"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "hosts.json"))
+	results, err := relevance.Catalogs(dir, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &hosts); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	type item struct {
-		url, via string
-		path     []string
-	}
-	var queue []item
-	for _, h := range hosts.Hosts {
-		for _, f := range h.Files {
-			files[f.URL] = filepath.Join(dir, f.File)
-		}
-		queue = append(queue, item{url: h.Seed, via: normalize.ViaSeed})
-	}
-	seen := map[string]bool{}
 	byID := map[string]normalize.Record{}
 	var order []string
-	now := time.Now()
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		if seen[it.url] {
-			continue
-		}
-		seen[it.url] = true
-		f, ok := files[it.url]
-		if !ok {
-			t.Logf("no file for %s", it.url)
-			continue
-		}
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := normalize.Catalog(body, normalize.Options{Origin: it.url, Via: it.via, Path: it.path, Now: now})
+	for _, res := range results {
 		for _, r := range res.Records {
 			if _, dup := byID[r.Identifier]; !dup {
 				order = append(order, r.Identifier)
 			}
 			byID[r.Identifier] = r
-		}
-		for _, l := range res.Links {
-			queue = append(queue, item{url: l.URL, via: l.Via, path: l.Path})
 		}
 	}
 	out := make([]normalize.Record, 0, len(order))
