@@ -33,7 +33,7 @@ func (o *probeOptions) register(c *cli) {
 	fs.DurationVar(&o.interval, "probe-interval", 24*time.Hour, "how often each record's endpoint is probed, at least 1m (jittered by 10%); new records are probed within a minute")
 	fs.DurationVar(&o.timeout, "probe-timeout", 10*time.Second, "timeout of one probe request: slower is a failed probe")
 	fs.DurationVar(&o.slow, "probe-slow", 2*time.Second, "latency budget, below --probe-timeout: an endpoint answering slower is up, marked slow")
-	fs.IntVar(&o.downAfter, "probe-down-after", 3, "consecutive failed probes before a record is down (failing records are probed again after 10m, 20m, ...)")
+	fs.IntVar(&o.downAfter, "probe-down-after", 3, "consecutive failed probes before a record is down (failing and down records are probed again after 10m, 20m, 40m, ... up to --probe-interval)")
 	fs.IntVar(&o.workers, "probe-workers", 8, "probes in flight at most")
 	fs.IntVar(&o.perHost, "probe-per-host", 2, "probe requests in flight per host")
 }

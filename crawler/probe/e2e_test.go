@@ -323,6 +323,18 @@ func TestLiveness(t *testing.T) {
 		l.want(idUp, normalize.HealthUp, "")
 	})
 
+	t.Run("a down record is probed again within hours, backing off", func(t *testing.T) {
+		l.clock.Add(40 * time.Minute * 11 / 10) // past the retry after a third failure
+		if n := l.round(); n != 3 {
+			t.Errorf("a round 44 minutes after they went down probed %d records, want the 3 down ones", n)
+		}
+		l.want(idDown, normalize.HealthDown, "HTTP 503")
+		l.clock.Add(40 * time.Minute * 11 / 10) // short of the next retry (80 minutes, jitter included)
+		if n := l.round(); n != 0 {
+			t.Errorf("a round 44 minutes after the last retry probed %d records, want none", n)
+		}
+	})
+
 	t.Run("a restart keeps the state and probes nothing early", func(t *testing.T) {
 		if err := l.p.Save(); err != nil {
 			t.Fatal(err)

@@ -49,7 +49,8 @@ type Config struct {
 	Interval time.Duration
 	// RetryAfter is the wait before probing a failing record again,
 	// doubled per consecutive failure and capped at Interval, so a record
-	// turns down within hours, not days. Default 10m.
+	// turns down within hours, not days, and a down record that comes
+	// back is seen within hours too. Default 10m.
 	RetryAfter time.Duration
 	// DownAfter is how many consecutive failed probes make a record down.
 	// Default 3.
@@ -373,8 +374,8 @@ func (p *Prober) apply(probed entry, r result) (normalize.Health, bool) {
 			// Not down yet: the status stays what it was.
 			status = e.Health.Status
 			detail = fmt.Sprintf("%s (failure %d of %d before down)", r.detail, e.Failures, p.cfg.DownAfter)
-			next = p.jitter(min(p.cfg.RetryAfter<<(e.Failures-1), p.cfg.Interval))
 		}
+		next = p.jitter(p.retryAfter(e.Failures))
 		if status == "" {
 			status = normalize.HealthUnknown
 		}
@@ -382,6 +383,17 @@ func (p *Prober) apply(probed entry, r result) (normalize.Health, bool) {
 	}
 	e.NextDue = now.Add(next)
 	return e.Health, true
+}
+
+// retryAfter is the wait before probing a record again after its n-th
+// failure in a row: RetryAfter doubled per failure, capped at Interval. A
+// down record keeps backing off, so its recovery shows within hours.
+func (p *Prober) retryAfter(n int) time.Duration {
+	d := p.cfg.RetryAfter
+	for i := 1; i < n && d < p.cfg.Interval; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.Interval)
 }
 
 // jitter returns d moved by up to ±10%.
