@@ -170,7 +170,7 @@ type Conflict struct {
 	Identifier string
 	Kept       string // catalog whose record stands
 	Lost       string // catalog whose write lost
-	Reason     string // the precedence rule that decided: "stale", "verified publisher", "seq", "updatedAt", "catalog URL", "content hash"
+	Reason     string // the precedence rule that decided: "stale", "signed by the publisher", "verified publisher", "seq", "updatedAt", "catalog URL", "content hash"
 }
 
 // Stats are running totals since New.

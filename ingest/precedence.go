@@ -16,6 +16,7 @@ type claim struct {
 	catalog    string // the catalog that listed it
 	identifier string // as that catalog wrote it
 	hash       string // content hash of the record
+	signed     bool   // the record's trust level is signed (a valid signature by its publisher)
 	verified   bool
 	seq        int64 // ADP seq; 0 when not given
 	updatedTs  int64 // updatedAt in Unix seconds; 0 when not given
@@ -26,6 +27,7 @@ type claim struct {
 // and in a stored record's lostClaims.
 const (
 	reasonStale    = "stale"
+	reasonSigned   = "signed by the publisher"
 	reasonVerified = "verified publisher"
 	reasonSeq      = "seq"
 	reasonUpdated  = "updatedAt"
@@ -40,12 +42,14 @@ const (
 // same record and a re-crawl never moves a record between claimants.
 //
 //  1. A live claim beats one whose catalog's records are marked stale.
-//  2. A verified publisher (the catalog was fetched from the identifier's
+//  2. A claim signed by its publisher (trust level signed) beats one that
+//     is not: only the publisher's key makes it, wherever it is hosted.
+//  3. A verified publisher (the catalog was fetched from the identifier's
 //     domain or a subdomain of it) beats an unverified one.
-//  3. The higher ADP seq wins; a claim without seq ranks below any seq.
-//  4. The newer updatedAt wins; a claim without updatedAt ranks below any.
-//  5. The catalog URL that sorts first (byte order) wins.
-//  6. The content hash that sorts first wins.
+//  4. The higher ADP seq wins; a claim without seq ranks below any seq.
+//  5. The newer updatedAt wins; a claim without updatedAt ranks below any.
+//  6. The catalog URL that sorts first (byte order) wins.
+//  7. The content hash that sorts first wins.
 //
 // It reports whether a outranks b and the rule that decided (one of the
 // reason constants; "" when the claims are equal, which two catalogs never
@@ -53,6 +57,9 @@ const (
 func outranks(a, b claim) (bool, string) {
 	if a.stale != b.stale {
 		return !a.stale, reasonStale
+	}
+	if a.signed != b.signed {
+		return a.signed, reasonSigned
 	}
 	if a.verified != b.verified {
 		return a.verified, reasonVerified
@@ -126,7 +133,7 @@ func (ls lostClaims) stored(winner claim) []normalize.Claim {
 	for i, c := range ls {
 		_, reason := outranks(winner, c)
 		out[i] = normalize.Claim{Identifier: c.identifier, Catalog: c.catalog, Reason: reason,
-			PublisherVerified: c.verified, Seq: c.seq, UpdatedAtTs: c.updatedTs, ContentHash: c.hash}
+			Signed: c.signed, PublisherVerified: c.verified, Seq: c.seq, UpdatedAtTs: c.updatedTs, ContentHash: c.hash}
 	}
 	return out
 }
@@ -136,7 +143,7 @@ func loadLostClaims(stored []normalize.Claim) lostClaims {
 	var ls lostClaims
 	for _, c := range stored {
 		ls = ls.with(claim{catalog: c.Catalog, identifier: c.Identifier, hash: c.ContentHash,
-			verified: c.PublisherVerified, seq: c.Seq, updatedTs: c.UpdatedAtTs})
+			signed: c.Signed, verified: c.PublisherVerified, seq: c.Seq, updatedTs: c.UpdatedAtTs})
 	}
 	return ls
 }
@@ -147,6 +154,8 @@ func conflictProblem(c Conflict) normalize.Problem {
 	switch c.Reason {
 	case reasonStale:
 		why = "the catalog of this write is stale"
+	case reasonSigned:
+		why = "the record held is signed by its publisher and this one is not"
 	case reasonVerified:
 		why = "the record held is from a verified publisher and this one is not"
 	case reasonSeq:

@@ -15,12 +15,14 @@ import (
 func TestOutranksIsATotalOrder(t *testing.T) {
 	var claims []claim
 	for _, stale := range []bool{false, true} {
-		for _, verified := range []bool{false, true} {
-			for _, seq := range []int64{0, 2, 7} {
-				for _, ts := range []int64{0, 1000, 2000} {
-					for _, cat := range []string{"https://a.test/c.json", "https://b.test/c.json"} {
-						for _, hash := range []string{"aa", "bb"} {
-							claims = append(claims, claim{catalog: cat, hash: hash, verified: verified, seq: seq, updatedTs: ts, stale: stale})
+		for _, signed := range []bool{false, true} {
+			for _, verified := range []bool{false, true} {
+				for _, seq := range []int64{0, 2, 7} {
+					for _, ts := range []int64{0, 1000, 2000} {
+						for _, cat := range []string{"https://a.test/c.json", "https://b.test/c.json"} {
+							for _, hash := range []string{"aa", "bb"} {
+								claims = append(claims, claim{catalog: cat, hash: hash, signed: signed, verified: verified, seq: seq, updatedTs: ts, stale: stale})
+							}
 						}
 					}
 				}
@@ -64,7 +66,8 @@ func TestOutranksIsATotalOrder(t *testing.T) {
 		change func(c *claim)
 		reason string
 	}{
-		{"live beats stale", func(c *claim) { c.stale = true; c.verified = true; c.seq = 9 }, reasonStale},
+		{"live beats stale", func(c *claim) { c.stale = true; c.signed = true; c.verified = true; c.seq = 9 }, reasonStale},
+		{"signed beats unsigned, though older, lower seq, later URL", func(c *claim) { c.signed = true; c.seq = 0; c.updatedTs = 0; c.catalog = "https://z.test/" }, reasonSigned},
 		{"verified beats unverified", func(c *claim) { c.verified = true; c.seq = 0; c.updatedTs = 0 }, reasonVerified},
 		{"higher seq", func(c *claim) { c.seq = 3; c.updatedTs = 0 }, reasonSeq},
 		{"newer updatedAt", func(c *claim) { c.updatedTs = 2000; c.catalog = "https://z.test/" }, reasonUpdated},
@@ -213,5 +216,47 @@ func TestVanishedRecordAsksLosersForRefetch(t *testing.T) {
 	e.sync(catalog(t, acmeAlt, manifest(entry(id, "Weather Agent", "alt", "2024-01-01T00:00:00Z"))))
 	if d := e.doc(id); d == nil || d.SourceCatalog != acmeAlt {
 		t.Fatalf("after the loser's full fetch: %+v", d)
+	}
+}
+
+// TestSignedClaimWins: a copy of an entry signed by its publisher, hosted
+// by a registry, keeps the record against an unsigned copy elsewhere that is
+// newer, whichever arrives first, and across a restart the unsigned copy
+// still loses without a write.
+func TestSignedClaimWins(t *testing.T) {
+	const (
+		id       = "urn:air:acme.test:agent:mirror"
+		registry = "https://registry.test/.well-known/ai-catalog.json"
+		spoofer  = "https://spoofer.test/.well-known/ai-catalog.json"
+	)
+	signedCopy := catalog(t, registry, manifest(entry(id, "Mirror", "signed by acme", "2025-01-01T00:00:00Z")))
+	signedCopy.Records[0].Trust = &normalize.Trust{Level: normalize.TrustSigned, Signer: "did:web:acme.test"}
+	newer := func() normalize.CatalogResult {
+		return catalog(t, spoofer, manifest(entry(id, "Mirror", "unsigned, newer", "2026-06-01T00:00:00Z")))
+	}
+	for _, order := range [][]normalize.CatalogResult{{signedCopy, newer()}, {newer(), signedCopy}} {
+		e := newEnv(t, Config{})
+		for _, r := range order {
+			e.sync(r)
+		}
+		d := e.doc(id)
+		if d == nil || d.SourceCatalog != registry || d.Description != "signed by acme" {
+			t.Fatalf("stored %+v, want the signed copy from %s", d, registry)
+		}
+		if len(d.LostClaims) != 1 || d.LostClaims[0].Catalog != spoofer || d.LostClaims[0].Reason != reasonSigned || d.LostClaims[0].Signed {
+			t.Fatalf("lostClaims %+v, want the spoofer's unsigned claim, lost by %q", d.LostClaims, reasonSigned)
+		}
+		if err := e.ix.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e.open(Config{})
+		before := e.tasks()
+		e.sync(newer())
+		if ar := e.results.last(spoofer); len(ar.Conflicts) != 1 || ar.Conflicts[0].Reason != reasonSigned {
+			t.Fatalf("after a restart the unsigned copy's conflicts are %+v, want one lost by %q", ar.Conflicts, reasonSigned)
+		}
+		if after := e.tasks(); after != before {
+			t.Errorf("after a restart the losing copy wrote %d tasks, want none", after-before)
+		}
 	}
 }

@@ -60,6 +60,12 @@ func claimHash(contentHash string, visibility []string, trust *normalize.Trust) 
 	return h
 }
 
+// signed reports whether a trust verdict is a valid signature by the
+// publisher: what precedence ranks first after staleness.
+func signed(trust *normalize.Trust) bool {
+	return trust != nil && trust.Level == normalize.TrustSigned
+}
+
 // sourceState is one catalog's fetch health, persisted in <index>_sources.
 type sourceState struct {
 	ID                  string                `json:"id"`
@@ -128,7 +134,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 func (ix *Indexer) setMeta(m metaDoc) {
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
-		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), verified: m.PublisherVerified,
+		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), signed: signed(m.Trust), verified: m.PublisherVerified,
 			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
 		lost: loadLostClaims(m.LostClaims),
 	})
@@ -366,7 +372,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		rec.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
-			verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
+			signed: signed(rec.Trust), verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
 		ix.settle(b, ri, ar, id, in, &doc)
 	}
 	return seen

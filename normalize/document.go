@@ -45,9 +45,10 @@ type Document struct {
 // record: enough to show who else claims it, and for ingest to compare it
 // again later.
 type Claim struct {
-	Identifier        string `json:"identifier"` // as that catalog wrote it
-	Catalog           string `json:"catalog"`    // URL of the catalog that listed it
-	Reason            string `json:"reason"`     // the precedence rule it lost by: "verified publisher", "seq", "updatedAt", "catalog URL", ...
+	Identifier        string `json:"identifier"`       // as that catalog wrote it
+	Catalog           string `json:"catalog"`          // URL of the catalog that listed it
+	Reason            string `json:"reason"`           // the precedence rule it lost by: "signed by the publisher", "verified publisher", "seq", ...
+	Signed            bool   `json:"signed,omitempty"` // its trust level was signed
 	PublisherVerified bool   `json:"publisherVerified"`
 	Seq               int64  `json:"seq,omitempty"`
 	UpdatedAtTs       int64  `json:"updatedAtTs,omitempty"` // its updatedAt, Unix seconds
