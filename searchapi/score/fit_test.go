@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/fixtures/relevance"
 )
 
 // The fit: TestFit reads the dump searchapi's TestRelevanceDump writes (the
@@ -376,7 +378,7 @@ func evaluate(m *Model, qs []*fitQuery, cut int) evalFigures {
 		e.terseR1 /= float64(e.nTerse)
 		e.terseKept /= float64(e.nTerse)
 	}
-	e.auc = auc(e.top1Right, e.top1Wrong)
+	e.auc = relevance.AUC(floats(e.top1Right), floats(e.top1Wrong))
 	return e
 }
 
@@ -387,24 +389,13 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// auc is the probability that a right top-1 scores above a wrong one (ties
-// count half).
-func auc(pos, neg []int) float64 {
-	if len(pos) == 0 || len(neg) == 0 {
-		return math.NaN()
+// floats widens scores for relevance.AUC.
+func floats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
 	}
-	var s float64
-	for _, p := range pos {
-		for _, n := range neg {
-			switch {
-			case p > n:
-				s++
-			case p == n:
-				s += 0.5
-			}
-		}
-	}
-	return s / float64(len(pos)*len(neg))
+	return out
 }
 
 // fit fits both models on the requests keep admits (never the off-catalog
