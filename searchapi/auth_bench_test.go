@@ -1,12 +1,9 @@
 package searchapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -61,29 +58,10 @@ func BenchmarkSearchAuth(b *testing.B) {
 		body, _ := json.Marshal(map[string]any{"query": q, "pageSize": 10})
 		bodies = append(bodies, body)
 	}
-	call := func(url, auth string, body []byte) error {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url+"/search", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	}
 	sides := []struct{ url, auth string }{{off.URL, ""}, {on.URL, "Bearer bench-hr-key"}}
 	for _, body := range bodies { // warm up both
 		for _, s := range sides {
-			if err := call(s.url, s.auth, body); err != nil {
+			if err := postSearch(context.Background(), client, s.url, s.auth, body); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -91,23 +69,9 @@ func BenchmarkSearchAuth(b *testing.B) {
 	const rounds = 10
 	per := max(1, ops/rounds)
 	for b.Loop() {
-		lat := [2][]time.Duration{}
-		errs := 0
-		for round := range rounds {
-			order := []int{0, 1}
-			if round%2 == 1 {
-				order = []int{1, 0}
-			}
-			for _, side := range order {
-				for i := range per {
-					s := time.Now()
-					if err := call(sides[side].url, sides[side].auth, bodies[(round*per+i)%len(bodies)]); err != nil {
-						errs++
-					}
-					lat[side] = append(lat[side], time.Since(s))
-				}
-			}
-		}
+		lat, errs := alternate(len(sides), rounds, per, func(side, i int) error {
+			return postSearch(context.Background(), client, sides[side].url, sides[side].auth, bodies[i%len(bodies)])
+		})
 		offP50, onP50 := pct(lat[0], 50), pct(lat[1], 50)
 		b.ReportMetric(ms2(offP50), "off_p50_ms")
 		b.ReportMetric(ms2(onP50), "on_p50_ms")

@@ -93,22 +93,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			return err
 		}})
 	}
-	api := func(ctx context.Context, body []byte) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/search", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	}
+	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
 	// Warm up both paths (connections, caches).
 	for _, q := range queries {
 		if err := q.direct(context.Background()); err != nil {
@@ -288,4 +273,48 @@ func benchIndex(b *testing.B, prefix string, n int, seed uint64, mark func(j int
 		}
 	}
 	return ms, name, rng
+}
+
+// postSearch posts body to base's POST /search, with an Authorization
+// header when auth is set, and reads the answer through; any status but
+// 200 is an error.
+func postSearch(ctx context.Context, client *http.Client, base, auth string, body []byte) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/search", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// alternate times sides calls in short alternating segments, so every side
+// sees the same machine load: rounds rounds of per calls a side, the side
+// going first rotating each round. call(side, i) makes a side's i-th call.
+// It returns each side's latencies and how many calls failed.
+func alternate(sides, rounds, per int, call func(side, i int) error) (lat [][]time.Duration, errs int) {
+	lat = make([][]time.Duration, sides)
+	for round := range rounds {
+		for k := range sides {
+			side := (k + round) % sides
+			for i := range per {
+				start := time.Now()
+				if err := call(side, round*per+i); err != nil {
+					errs++
+				}
+				lat[side] = append(lat[side], time.Since(start))
+			}
+		}
+	}
+	return lat, errs
 }

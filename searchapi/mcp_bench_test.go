@@ -1,12 +1,9 @@
 package searchapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -50,22 +47,7 @@ func BenchmarkMCPSearchVsSearch(b *testing.B) {
 		body, _ := json.Marshal(map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": 10})
 		calls = append(calls, call{args, body})
 	}
-	api := func(ctx context.Context, body []byte) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/search", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	}
+	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
 	cs := mcpSession(b, hs.URL+"/mcp", client)
 	tool := func(ctx context.Context, args map[string]any) error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
@@ -90,35 +72,14 @@ func BenchmarkMCPSearchVsSearch(b *testing.B) {
 	const rounds = 10
 	per := max(1, ops/rounds)
 	for b.Loop() {
-		var sl, ml []time.Duration
-		errs := 0
-		for round := range rounds {
-			order := []bool{false, true}
-			if round%2 == 1 {
-				order = []bool{true, false}
+		lat, errs := alternate(2, rounds, per, func(side, i int) error {
+			c := calls[i%len(calls)]
+			if side == 1 {
+				return tool(context.Background(), c.args)
 			}
-			for _, useMCP := range order {
-				for i := range per {
-					c := calls[(round*per+i)%len(calls)]
-					s := time.Now()
-					var err error
-					if useMCP {
-						err = tool(context.Background(), c.args)
-					} else {
-						err = api(context.Background(), c.body)
-					}
-					d := time.Since(s)
-					if err != nil {
-						errs++
-					}
-					if useMCP {
-						ml = append(ml, d)
-					} else {
-						sl = append(sl, d)
-					}
-				}
-			}
-		}
+			return api(context.Background(), c.body)
+		})
+		sl, ml := lat[0], lat[1]
 		sp50, mp50 := pct(sl, 50), pct(ml, 50)
 		b.ReportMetric(ms2(sp50), "search_p50_ms")
 		b.ReportMetric(ms2(mp50), "mcp_p50_ms")

@@ -1,12 +1,9 @@
 package searchapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -66,22 +63,7 @@ func BenchmarkSearchTrustFilter(b *testing.B) {
 			bodies[s] = append(bodies[s], body)
 		}
 	}
-	call := func(body []byte) error {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, hs.URL+"/search", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	}
+	call := func(body []byte) error { return postSearch(context.Background(), client, hs.URL, "", body) }
 	for s := range sides { // warm up
 		for _, body := range bodies[s] {
 			if err := call(body); err != nil {
@@ -92,20 +74,9 @@ func BenchmarkSearchTrustFilter(b *testing.B) {
 	const rounds = 10
 	per := max(1, ops/rounds)
 	for b.Loop() {
-		lat := make([][]time.Duration, len(sides))
-		errs := 0
-		for round := range rounds {
-			for k := range sides {
-				side := (k + round) % len(sides) // rotate which side goes first
-				for i := range per {
-					start := time.Now()
-					if err := call(bodies[side][(round*per+i)%len(bodies[side])]); err != nil {
-						errs++
-					}
-					lat[side] = append(lat[side], time.Since(start))
-				}
-			}
-		}
+		lat, errs := alternate(len(sides), rounds, per, func(side, i int) error {
+			return call(bodies[side][i%len(bodies[side])])
+		})
 		base := pct(lat[0], 50)
 		msg := fmt.Sprintf("%d records (a third without trust or health), %d requests per side: %s p50 %.2f ms", n, len(lat[0]), sides[0].name, ms2(base))
 		for s := 1; s < len(sides); s++ {
