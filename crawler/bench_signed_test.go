@@ -43,17 +43,8 @@ func (s *trustSink) Put(ctx context.Context, r normalize.CatalogResult) error {
 // child process.
 func BenchmarkCrawlSigned(b *testing.B) {
 	srv := startFixtureServer(b, true)
-	info := srv.info
 	seeds := fixtures.Generate(benchHosts, benchPerHost, benchSeed).Seeds()
-	base := crawler.Config{
-		DNSServer:          info.DNSAddr,
-		CAFile:             info.CAFile,
-		PortMap:            map[string]string{"443": strconv.Itoa(info.HTTPSPort), "80": strconv.Itoa(info.HTTPPort)},
-		AllowPrivate:       true,
-		Concurrency:        benchWorkers,
-		PerHostConcurrency: -1,
-		MaxCatalogsPerSeed: 100,
-	}
+	base := srv.crawlConfig()
 	// run crawls the web with a fresh crawler, then again with the same
 	// one (its conditional GET state and DID cache warm), and returns the
 	// first crawl's time and CPU, the second's time, the records found and

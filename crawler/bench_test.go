@@ -124,6 +124,20 @@ func startFixtureServer(b *testing.B, signed bool) *fixtureServer {
 	return s
 }
 
+// crawlConfig is the benchmarks' crawler configuration for the web s
+// serves: its DNS, CA and ports, benchWorkers workers, no per-host limit.
+func (s *fixtureServer) crawlConfig() crawler.Config {
+	return crawler.Config{
+		DNSServer:          s.info.DNSAddr,
+		CAFile:             s.info.CAFile,
+		PortMap:            map[string]string{"443": strconv.Itoa(s.info.HTTPSPort), "80": strconv.Itoa(s.info.HTTPPort)},
+		AllowPrivate:       true,
+		Concurrency:        benchWorkers,
+		PerHostConcurrency: -1,
+		MaxCatalogsPerSeed: 100,
+	}
+}
+
 func (s *fixtureServer) call(b *testing.B, command string, v any) {
 	b.Helper()
 	if _, err := fmt.Fprintln(s.in, command); err != nil {
@@ -184,15 +198,7 @@ func BenchmarkCrawlGenerated(b *testing.B) {
 	srv := startFixtureServer(b, false)
 	info := srv.info
 	seeds := fixtures.Generate(benchHosts, benchPerHost, benchSeed).Seeds()
-	cfg := crawler.Config{
-		DNSServer:          info.DNSAddr,
-		CAFile:             info.CAFile,
-		PortMap:            map[string]string{"443": strconv.Itoa(info.HTTPSPort), "80": strconv.Itoa(info.HTTPPort)},
-		AllowPrivate:       true,
-		Concurrency:        benchWorkers,
-		PerHostConcurrency: -1,
-		MaxCatalogsPerSeed: 100,
-	}
+	cfg := srv.crawlConfig()
 	pem, err := os.ReadFile(info.CAFile)
 	if err != nil {
 		b.Fatal(err)
