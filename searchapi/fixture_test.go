@@ -126,23 +126,7 @@ func newFixture(t testing.TB, mut func(*Config)) *fixture {
 // ingest lays them out (embedTexts) and emb as the server's Embedder.
 func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture {
 	t.Helper()
-	var recs []normalize.Record
-	for _, f := range []struct{ file, origin string }{
-		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
-		{"weather.json", "https://mirror.example.net/weather/ai-catalog.json"},
-	} {
-		body, err := os.ReadFile(filepath.Join("testdata", f.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, catalogRecords(t, body, f.origin)...)
-	}
-	recs = append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
-	for i, r := range recs {
-		if strings.HasSuffix(r.Identifier, ":expired-storm") && r.ExpiresAt == "" {
-			recs[i].ExpiresAt = "2026-01-01T00:00:00Z" // as an xu artifact's expires_at would set it
-		}
-	}
+	recs := fixtureRecords(t)
 	stale := func(d *normalize.Document) {
 		if strings.HasSuffix(d.Identifier, ":old-radar") {
 			d.Stale = true // what ingest does when a catalog keeps failing
@@ -304,4 +288,28 @@ func ids(rs []searchResult) []string {
 		out[i] = r.Identifier
 	}
 	return out
+}
+
+// fixtureRecords are the records of the test catalogs (acme, the weather
+// mirror, the filler) as normalize makes them.
+func fixtureRecords(t testing.TB) []normalize.Record {
+	t.Helper()
+	var recs []normalize.Record
+	for _, f := range []struct{ file, origin string }{
+		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
+		{"weather.json", "https://mirror.example.net/weather/ai-catalog.json"},
+	} {
+		body, err := os.ReadFile(filepath.Join("testdata", f.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, catalogRecords(t, body, f.origin)...)
+	}
+	recs = append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
+	for i, r := range recs {
+		if strings.HasSuffix(r.Identifier, ":expired-storm") && r.ExpiresAt == "" {
+			recs[i].ExpiresAt = "2026-01-01T00:00:00Z" // as an xu artifact's expires_at would set it
+		}
+	}
+	return recs
 }

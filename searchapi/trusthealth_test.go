@@ -33,29 +33,6 @@ var (
 	}
 )
 
-// trustRecords are the trust fixture's records, without trust and health.
-func trustRecords(t testing.TB) []normalize.Record {
-	t.Helper()
-	var recs []normalize.Record
-	for _, f := range []struct{ file, origin string }{
-		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
-		{"weather.json", "https://mirror.example.net/weather/ai-catalog.json"},
-	} {
-		body, err := os.ReadFile(filepath.Join("testdata", f.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, catalogRecords(t, body, f.origin)...)
-	}
-	recs = append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
-	for i, r := range recs {
-		if strings.HasSuffix(r.Identifier, ":expired-storm") {
-			recs[i].ExpiresAt = "2026-01-01T00:00:00Z"
-		}
-	}
-	return recs
-}
-
 // newTrustFixture serves the trust fixture; withTrust false serves the
 // same records without any trust or health (the score test's baseline).
 func newTrustFixture(t testing.TB, withTrust bool, mut func(*Config)) *fixture {
@@ -70,7 +47,7 @@ func newTrustFixture(t testing.TB, withTrust bool, mut func(*Config)) *fixture {
 	}
 	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
-	return serveRecords(t, "trust", trustRecords(t), nil, mark, cfg, mut)
+	return serveRecords(t, "trust", fixtureRecords(t), nil, mark, cfg, mut)
 }
 
 // trustResult is a result or record as the trust tests read it.
