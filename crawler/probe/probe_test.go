@@ -137,22 +137,7 @@ func (v verdicts) SetHealth(ctx context.Context, _, _ string, h normalize.Health
 // TestRun: Run probes a record observed while it runs at its next tick,
 // with no one calling RunDue, and writes the state file on the way out.
 func TestRun(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate: true,
-		Timeout:      2 * time.Second,
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cr.Close()
+	web, cr := fixtureCrawler(t)
 	path := filepath.Join(t.TempDir(), "probe.json")
 	got := make(verdicts, 1)
 	p, err := probe.New(probe.Config{Tick: 10 * time.Millisecond, StatePath: path}, cr, got)
@@ -203,22 +188,7 @@ func (b *byID) SetHealth(_ context.Context, id, _ string, h normalize.Health) (b
 // endpoint means. Anything from a live server rejecting the request (400,
 // 405, 429) is up; 5xx, 404 and 410 fail; 401 and 403 are auth_required.
 func TestStatusRule(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate: true,
-		Timeout:      2 * time.Second,
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cr.Close()
+	web, cr := fixtureCrawler(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	sink := &byID{m: map[string]normalize.Health{}}
 	p, err := probe.New(probe.Config{Now: func() time.Time { return now }, DownAfter: 1}, cr, sink)
@@ -250,4 +220,27 @@ func TestStatusRule(t *testing.T) {
 			t.Errorf("%s: HTTP %d gives %+v, want %s (down after one failure here)", r.Identifier, status, got, want[status])
 		}
 	}
+}
+
+// fixtureCrawler starts the fixture web and a crawler that reaches it (its
+// DNS, CA and ports; 2 s timeout), both closed when the test ends.
+func fixtureCrawler(t *testing.T) (*fixtures.Web, *crawler.Crawler) {
+	t.Helper()
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = web.Close() })
+	cr, err := crawler.New(crawler.Config{
+		DNSServer:    web.DNSAddr,
+		CAFile:       web.CAFile,
+		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
+		AllowPrivate: true,
+		Timeout:      2 * time.Second,
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cr.Close() })
+	return web, cr
 }
