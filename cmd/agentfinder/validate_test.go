@@ -160,18 +160,7 @@ func TestValidateURL(t *testing.T) {
 // network flags crawl takes, given through the environment as the demo's
 // env file gives them.
 func TestValidateFixtureWeb(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	env := map[string]string{
-		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
-		"AGENTFINDER_CA_FILE":       web.CAFile,
-		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
-		"AGENTFINDER_ALLOW_PRIVATE": "true",
-	}
-	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	_, getenv := fixtureWebEnv(t)
 	var out, errOut bytes.Buffer
 	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostAcme + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
@@ -185,18 +174,7 @@ func TestValidateFixtureWeb(t *testing.T) {
 // documents, artifacts fetched: every case is judged) and as a file
 // (offline: what needs a key is reported as not checked, the rest judged).
 func TestValidateSignatures(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	env := map[string]string{
-		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
-		"AGENTFINDER_CA_FILE":       web.CAFile,
-		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
-		"AGENTFINDER_ALLOW_PRIVATE": "true",
-	}
-	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	web, getenv := fixtureWebEnv(t)
 
 	var out, errOut bytes.Buffer
 	if code := validateMain(t.Context(), []string{"https://" + fixtures.HostSigned + fixtures.PathWellKnown}, getenv, &out, &errOut); code != 0 {
@@ -245,4 +223,22 @@ func TestValidateSignatures(t *testing.T) {
 		codes[normalize.CodeWrongSigner] != 1 || codes[normalize.CodeForbiddenHeader] != 1 || codes[normalize.CodeSignatureExpired] != 1 {
 		t.Errorf("file report: notChecked %q, trust %v, problem codes %v", rep.NotChecked, rep.Trust, codes)
 	}
+}
+
+// fixtureWebEnv starts the fixture web and returns it with an environment
+// that points the network flags at it, as the demo's env file does.
+func fixtureWebEnv(t *testing.T) (*fixtures.Web, func(string) (string, bool)) {
+	t.Helper()
+	web, err := fixtures.Start(t.Context(), fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { web.Close() })
+	env := map[string]string{
+		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
+		"AGENTFINDER_CA_FILE":       web.CAFile,
+		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
+		"AGENTFINDER_ALLOW_PRIVATE": "true",
+	}
+	return web, func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }
