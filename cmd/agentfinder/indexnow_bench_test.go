@@ -50,7 +50,6 @@ func BenchmarkPingToSearchable(b *testing.B) {
 	}
 	e.args = append(e.args, "--indexnow-per-minute", "100000")
 	e.start()
-	b.Cleanup(e.stop)
 	index := e.meili.Client.Index(e.index)
 	found := func(word string) bool {
 		// Typo tolerance finds the previous version too: check the text.

@@ -67,7 +67,6 @@ func TestIndexNowPing(t *testing.T) {
 	}
 	e.args = append(e.args, "--indexnow-per-minute", "4", "--log-level", "info")
 	e.start()
-	t.Cleanup(e.stop)
 	e.waitFor("the first crawl", 30*time.Second, func() (bool, string) {
 		return e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") != nil, "not indexed yet"
 	})
@@ -211,7 +210,6 @@ func TestIndexNowNewHost(t *testing.T) {
 	e := newE2EOn(t, web, nil)
 	e.args = append(e.args, "--indexnow-new-hosts", "--log-level", "info")
 	e.start()
-	t.Cleanup(e.stop)
 	if code, _ := e.ping(url.Values{"url": {"https://" + otherHost + "/"}, "key": {"wrong-key-0001"}}, nil); code != http.StatusForbidden {
 		t.Fatalf("new host, wrong key: %d, want 403", code)
 	}

@@ -42,7 +42,6 @@ func TestMCPStdio(t *testing.T) {
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	e := newE2EOn(t, web, []string{e2eHost})
 	e.start()
-	defer e.stop()
 	e.waitFor("the shop catalog to be indexed", 60*time.Second, func() (bool, string) {
 		ids := e.search("invoices")
 		return slices.Contains(ids, "urn:ai:e2e-shop.test:agent:quokka-invoicer"), strings.Join(ids, ",")

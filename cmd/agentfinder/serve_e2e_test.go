@@ -78,7 +78,7 @@ type e2e struct {
 	client *http.Client
 	srv    *server
 	cancel context.CancelFunc
-	done   chan int
+	done   chan int // nil while serve is not running
 	logs   *syncBuffer
 }
 
@@ -156,7 +156,9 @@ func (e *e2e) writeSeeds(seeds []string) {
 	}
 }
 
-// start runs serve in-process and waits until it is ready.
+// start runs serve in-process and waits until it is ready. The test's
+// cleanup stops it (before the data directory is removed) unless the test
+// stopped it already.
 func (e *e2e) start() {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -183,11 +185,18 @@ func (e *e2e) start() {
 		}
 	})
 	e.cancel = cancel
-	e.done = make(chan int, 1)
-	go func() { e.done <- serveMain(ctx, e.args, hooks, io.Discard, e.logs) }()
+	done := make(chan int, 1)
+	e.done = done
+	e.t.Cleanup(func() {
+		if e.done == done {
+			e.stop()
+		}
+	})
+	go func() { done <- serveMain(ctx, e.args, hooks, io.Discard, e.logs) }()
 	select {
 	case e.srv = <-ready:
-	case code := <-e.done:
+	case code := <-done:
+		e.done = nil
 		e.t.Fatalf("serve exited with %d before ready:\n%s", code, e.logs.String())
 	case <-time.After(60 * time.Second):
 		e.t.Fatalf("serve not ready after 60s:\n%s", e.logs.String())
@@ -197,9 +206,14 @@ func (e *e2e) start() {
 // stop cancels serve and waits for a clean exit.
 func (e *e2e) stop() {
 	e.t.Helper()
+	if e.done == nil {
+		return
+	}
+	done := e.done
+	e.done = nil
 	e.cancel()
 	select {
-	case code := <-e.done:
+	case code := <-done:
 		if code != 0 {
 			e.t.Fatalf("serve exited with %d:\n%s", code, e.logs.String())
 		}
@@ -539,7 +553,6 @@ func TestServeE2E(t *testing.T) {
 	}
 	e.web.Unscript(e2eHost, wellKnown)
 	e.start()
-	defer e.stop()
 	after := e.status()
 	for name, b := range beforeRestart {
 		a, ok := after[name]
@@ -708,11 +721,9 @@ func startFederatedPair(t *testing.T) (a, b *e2e) {
 
 	b = newE2EOn(t, web, []string{e2eNewHost})
 	b.start()
-	t.Cleanup(b.stop)
 	a = newE2EOn(t, web, []string{e2eHost})
 	a.args = append(a.args, "--upstream", b.url("/"), "--federation-budget", "5s")
 	a.start()
-	t.Cleanup(a.stop)
 	return a, b
 }
 

@@ -24,7 +24,6 @@ func startQuietServe(t *testing.T, extra ...string) *e2e {
 	e := newE2EOn(t, web, nil)
 	e.args = append(append(e.args, "--no-crawl", "--log-level", "info"), extra...)
 	e.start()
-	t.Cleanup(e.stop)
 	return e
 }
 
