@@ -54,7 +54,9 @@ func screenshotDir(t *testing.T) string {
 // TestSiteInBrowser drives the search site in headless Chromium, once with
 // JavaScript and once without: the home page, a search, a facet, a page
 // forward and back, a detail page, and an entry whose catalog text holds
-// script (which must not run). It saves a screenshot of every step.
+// script (which must not run); then, over the trust fixture, the signed
+// and live toggles on and off (toggleTour). It saves a screenshot of every
+// step.
 func TestSiteInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
@@ -67,6 +69,7 @@ func TestSiteInBrowser(t *testing.T) {
 		t.Skip(msg)
 	}
 	f := newSiteFixture(t, nil)
+	trust := newTrustFixture(t, true, nil)
 	dir := screenshotDir(t)
 	for _, js := range []bool{true, false} {
 		name := "javascript"
@@ -76,6 +79,7 @@ func TestSiteInBrowser(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := newBrowser(t, bin, f.http.URL, js, filepath.Join(dir, name))
 			b.tour()
+			b.toggleTour(trust.http.URL)
 		})
 	}
 }
@@ -186,18 +190,25 @@ func (b *browser) location() *url.URL {
 	return u
 }
 
-// texts returns the text of every element sel matches.
+// texts returns the text of every element the CSS selector sel matches.
 func (b *browser) texts(sel string) []string {
 	b.t.Helper()
-	nodes, err := chromedp.Run(b.ctx, chromedp.Nodes(chromedp.CSSAll(sel), chromedp.AtLeast(0)))
+	return textsOf(b, chromedp.CSSAll(sel))
+}
+
+// textsOf returns the text of every element sel matches, each with its
+// white space collapsed.
+func textsOf[S chromedp.Selectable](b *browser, sel S) []string {
+	b.t.Helper()
+	nodes, err := chromedp.Run(b.ctx, chromedp.Nodes(sel, chromedp.AtLeast(0)))
 	if err != nil {
-		b.t.Fatalf("nodes %s: %v", sel, err)
+		b.t.Fatalf("nodes %v: %v", sel, err)
 	}
 	out := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		s, err := chromedp.Run(b.ctx, chromedp.TextContent(chromedp.NodeIDs{n.NodeID}))
 		if err != nil {
-			b.t.Fatalf("text of %s: %v", sel, err)
+			b.t.Fatalf("text of %v: %v", sel, err)
 		}
 		out = append(out, strings.Join(strings.Fields(s), " "))
 	}
