@@ -19,7 +19,14 @@ func (m *mapper) mcp(s map[string]any) {
 		fill(&r.Version, getStr(s, "version"))
 	}
 
-	// registry server.json
+	m.mcpPackages(s)
+	m.mcpEndpoint(s)
+	m.mcpTools(s)
+}
+
+// mcpPackages maps a registry server.json's remotes and packages into
+// bindings.
+func (m *mapper) mcpPackages(s map[string]any) {
 	for rem := range m.objects(s, "remotes", "remote") {
 		m.binding(Binding{Protocol: "mcp", URL: getStr(rem, "url"), Transport: firstOf(getStr(rem, "type"), getStr(rem, "transport_type"))})
 	}
@@ -46,8 +53,12 @@ func (m *mapper) mcp(s map[string]any) {
 		}
 		m.binding(b)
 	}
+}
 
-	// inline and card shapes: transport as a string or an object, url/endpoint
+// mcpEndpoint maps the inline and card shapes' endpoint (url or endpoint,
+// transport as a string or an object) or, without one, their command into
+// a binding.
+func (m *mapper) mcpEndpoint(s map[string]any) {
 	transport, endpoint := "", firstOf(getStr(s, "url"), getStr(s, "endpoint"))
 	switch tr := s["transport"].(type) {
 	case string:
@@ -67,30 +78,38 @@ func (m *mapper) mcp(s map[string]any) {
 		}
 		m.binding(Binding{Protocol: "mcp", Transport: firstOf(transport, "stdio"), Package: cmd})
 	}
+}
 
+// mcpTools maps the tools (top level, or under capabilities) into skill
+// names and examples; a tool that is neither a name nor an object is a
+// problem.
+func (m *mapper) mcpTools(s map[string]any) {
+	r := m.rec
 	tools := s["tools"]
 	if caps := getObj(s, "capabilities"); tools == nil && caps != nil {
 		if _, isList := caps["tools"].([]any); isList {
 			tools = caps["tools"]
 		}
 	}
-	if list, ok := tools.([]any); ok {
-		if len(list) > maxItems {
-			list = list[:maxItems]
-		}
-		for i, it := range list {
-			tool, ok := it.(map[string]any)
-			if !ok {
-				if name, isStr := it.(string); isStr {
-					r.SkillNames = appendUnique(r.SkillNames, name)
-					continue
-				}
-				m.problem("tools["+itoa(i)+"]", "tool is not an object; ignored")
+	list, ok := tools.([]any)
+	if !ok {
+		return
+	}
+	if len(list) > maxItems {
+		list = list[:maxItems]
+	}
+	for i, it := range list {
+		tool, ok := it.(map[string]any)
+		if !ok {
+			if name, isStr := it.(string); isStr {
+				r.SkillNames = appendUnique(r.SkillNames, name)
 				continue
 			}
-			r.SkillNames = appendUnique(r.SkillNames, getStr(tool, "name"))
-			m.examples(firstOf(getStr(tool, "description"), getStr(tool, "title")))
+			m.problem("tools["+itoa(i)+"]", "tool is not an object; ignored")
+			continue
 		}
+		r.SkillNames = appendUnique(r.SkillNames, getStr(tool, "name"))
+		m.examples(firstOf(getStr(tool, "description"), getStr(tool, "title")))
 	}
 }
 
