@@ -61,6 +61,9 @@ type token struct {
 	pos  int    // byte offset, for messages
 }
 
+// punctuation are the one-character tokens other than operators.
+var punctuation = map[rune]tokKind{'(': tLParen, ')': tRParen, '[': tLBrack, ']': tRBrack, ',': tComma}
+
 // tokenize splits a filter expression into tokens.
 func tokenize(s string) ([]token, error) {
 	var toks []token
@@ -70,82 +73,86 @@ func tokenize(s string) ([]token, error) {
 		if r == utf8.RuneError && w == 1 {
 			return nil, invalid("filter: invalid UTF-8 at offset %d", i)
 		}
-		switch {
-		case unicode.IsSpace(r):
+		if unicode.IsSpace(r) {
 			i += w
-		case r == '(':
-			toks = append(toks, token{tLParen, "(", i})
-			i++
-		case r == ')':
-			toks = append(toks, token{tRParen, ")", i})
-			i++
-		case r == '[':
-			toks = append(toks, token{tLBrack, "[", i})
-			i++
-		case r == ']':
-			toks = append(toks, token{tRBrack, "]", i})
-			i++
-		case r == ',':
-			toks = append(toks, token{tComma, ",", i})
-			i++
-		case r == '=' || r == ':':
-			toks = append(toks, token{tOp, string(r), i})
-			i++
-		case r == '!' || r == '<' || r == '>':
-			if i+1 < len(s) && s[i+1] == '=' {
-				toks = append(toks, token{tOp, s[i : i+2], i})
-				i += 2
-			} else if r == '!' {
-				return nil, invalid("filter: '!' at offset %d must be followed by '='", i)
-			} else {
-				toks = append(toks, token{tOp, string(r), i})
-				i++
-			}
-		case r == '"' || r == '\'':
-			start := i
-			i++
-			var b strings.Builder
-			closed := false
-			for i < len(s) {
-				c := s[i]
-				if c == '\\' && i+1 < len(s) {
-					b.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if c == byte(r) {
-					closed = true
-					i++
-					break
-				}
-				b.WriteByte(c)
-				i++
-			}
-			if !closed {
-				return nil, invalid("filter: unterminated string starting at offset %d", start)
-			}
-			toks = append(toks, token{tString, b.String(), start})
-		case r == '-' && (len(toks) == 0 || toks[len(toks)-1].kind != tOp):
-			toks = append(toks, token{tMinus, "-", i})
-			i++
-		default:
-			// In a value position a word may contain ':' (timestamps, URNs).
-			stops := `()[],=!<>:"'`
-			if valuePosition(toks) {
-				stops = `()[],=!<>"'`
-			}
-			start := i
-			for i < len(s) {
-				r, w := utf8.DecodeRuneInString(s[i:])
-				if unicode.IsSpace(r) || strings.ContainsRune(stops, r) {
-					break
-				}
-				i += w
-			}
-			toks = append(toks, token{tWord, s[start:i], start})
+			continue
 		}
+		var (
+			tok  token
+			next int
+			err  error
+		)
+		switch {
+		case punctuation[r] != tEOF:
+			tok, next = token{punctuation[r], string(r), i}, i+1
+		case strings.ContainsRune("=:!<>", r):
+			tok, next, err = lexOp(s, i)
+		case r == '"' || r == '\'':
+			tok, next, err = lexString(s, i)
+		case r == '-' && (len(toks) == 0 || toks[len(toks)-1].kind != tOp):
+			tok, next = token{tMinus, "-", i}, i+1
+		default:
+			tok, next = lexWord(s, i, valuePosition(toks))
+		}
+		if err != nil {
+			return nil, err
+		}
+		toks = append(toks, tok)
+		i = next
 	}
 	return append(toks, token{tEOF, "", len(s)}), nil
+}
+
+// lexOp reads the comparator at s[i] (= : != < <= > >=) and returns it
+// with the offset after it.
+func lexOp(s string, i int) (token, int, error) {
+	if s[i] != '=' && s[i] != ':' && i+1 < len(s) && s[i+1] == '=' {
+		return token{tOp, s[i : i+2], i}, i + 2, nil
+	}
+	if s[i] == '!' {
+		return token{}, 0, invalid("filter: '!' at offset %d must be followed by '='", i)
+	}
+	return token{tOp, s[i : i+1], i}, i + 1, nil
+}
+
+// lexString reads the quoted string starting at s[start] (backslash
+// escapes the next byte) and returns it unquoted with the offset after its
+// closing quote.
+func lexString(s string, start int) (token, int, error) {
+	quote := s[start]
+	var b strings.Builder
+	for i := start + 1; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) {
+			i++
+			b.WriteByte(s[i])
+			continue
+		}
+		if c == quote {
+			return token{tString, b.String(), start}, i + 1, nil
+		}
+		b.WriteByte(c)
+	}
+	return token{}, len(s), invalid("filter: unterminated string starting at offset %d", start)
+}
+
+// lexWord reads the word starting at s[start] and returns it with the
+// offset after it. In a value position a word may contain ':' (timestamps,
+// URNs).
+func lexWord(s string, start int, value bool) (token, int) {
+	stops := `()[],=!<>:"'`
+	if value {
+		stops = `()[],=!<>"'`
+	}
+	i := start
+	for i < len(s) {
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) || strings.ContainsRune(stops, r) {
+			break
+		}
+		i += w
+	}
+	return token{tWord, s[start:i], start}, i
 }
 
 // valuePosition reports whether the next token is a value: after a
@@ -436,6 +443,8 @@ func translateAll(kids []fnode, op string) (string, error) {
 	return strings.Join(parts, op), nil
 }
 
+// translateCmp translates one comparison: its values normalized and
+// checked as its field says, then written by the field's kind.
 func translateCmp(c cmpNode) (string, error) {
 	spec, ok := filterField(c.field)
 	if !ok {
@@ -448,6 +457,7 @@ func translateCmp(c cmpNode) (string, error) {
 	if err := checkValues("filter: "+c.field, spec, vals); err != nil {
 		return "", err
 	}
+	var expr string
 	switch spec.Kind {
 	case normalize.KindTime:
 		var ts []string
@@ -458,66 +468,78 @@ func translateCmp(c cmpNode) (string, error) {
 			}
 			ts = append(ts, strconv.FormatInt(t, 10))
 		}
-		switch c.op {
-		case opEq, opColon:
-			return spec.Field + " = " + ts[0], nil
-		case opNe:
-			return spec.Field + " != " + ts[0], nil
-		case opLt, opLe, opGt, opGe:
-			return spec.Field + " " + string(c.op) + " " + ts[0], nil
-		case opIn:
-			return spec.Field + " IN [" + strings.Join(ts, ", ") + "]", nil
-		}
+		expr = scalarCmp(spec.Field, c.op, ts, true)
 	case normalize.KindBool:
-		var bs []string
 		for _, v := range vals {
 			if v != "true" && v != "false" {
 				return "", invalid("filter: %s is true or false, got %q", c.field, v)
 			}
-			bs = append(bs, v)
 		}
-		switch c.op {
-		case opEq, opColon:
-			return spec.Field + " = " + bs[0], nil
-		case opNe:
-			return spec.Field + " != " + bs[0], nil
-		case opIn:
-			return spec.Field + " IN [" + strings.Join(bs, ", ") + "]", nil
-		}
+		expr = scalarCmp(spec.Field, c.op, vals, false)
 	default:
-		one := func(v string) string {
-			if spec.Kind == normalize.KindType {
-				return inExpr(spec.Field, typeSpellings(v))
-			}
-			if a := absentExpr(spec.Field, v); a != "" {
-				return orExpr(eqExpr(spec.Field, v), a)
-			}
-			return eqExpr(spec.Field, v)
-		}
-		switch c.op {
-		case opEq, opColon:
-			return one(vals[0]), nil
-		case opNe:
-			return "NOT (" + one(vals[0]) + ")", nil
-		case opIn:
-			if spec.Kind == normalize.KindType {
-				var all []string
-				for _, v := range vals {
-					all = append(all, typeSpellings(v)...)
-				}
-				return inExpr(spec.Field, all), nil
-			}
-			if hasAbsentRule(spec.Field) {
-				parts := make([]string, len(vals))
-				for i, v := range vals {
-					parts[i] = one(v)
-				}
-				return orExpr(parts...), nil
-			}
-			return inExpr(spec.Field, vals), nil
-		}
+		expr = valueCmp(spec, c.op, vals)
 	}
-	return "", invalid("filter: operator %s is not supported for field %s", c.op, c.field)
+	if expr == "" {
+		return "", invalid("filter: operator %s is not supported for field %s", c.op, c.field)
+	}
+	return expr, nil
+}
+
+// scalarCmp writes op over field's vals, numbers or booleans as they are
+// (ordered: the comparisons < <= > >= too); "" when the field does not
+// take op.
+func scalarCmp(field string, op cmpOp, vals []string, ordered bool) string {
+	switch op {
+	case opEq, opColon:
+		return field + " = " + vals[0]
+	case opNe:
+		return field + " != " + vals[0]
+	case opLt, opLe, opGt, opGe:
+		if ordered {
+			return field + " " + string(op) + " " + vals[0]
+		}
+	case opIn:
+		return field + " IN [" + strings.Join(vals, ", ") + "]"
+	}
+	return ""
+}
+
+// valueCmp writes op over a string field's vals: a type matches each of its
+// spellings, a trust level or health status also the records that lack the
+// field and count as it; "" when the field does not take op.
+func valueCmp(spec normalize.FilterField, op cmpOp, vals []string) string {
+	one := func(v string) string {
+		if spec.Kind == normalize.KindType {
+			return inExpr(spec.Field, typeSpellings(v))
+		}
+		if a := absentExpr(spec.Field, v); a != "" {
+			return orExpr(eqExpr(spec.Field, v), a)
+		}
+		return eqExpr(spec.Field, v)
+	}
+	switch op {
+	case opEq, opColon:
+		return one(vals[0])
+	case opNe:
+		return "NOT (" + one(vals[0]) + ")"
+	case opIn:
+		if spec.Kind == normalize.KindType {
+			var all []string
+			for _, v := range vals {
+				all = append(all, typeSpellings(v)...)
+			}
+			return inExpr(spec.Field, all)
+		}
+		if hasAbsentRule(spec.Field) {
+			parts := make([]string, len(vals))
+			for i, v := range vals {
+				parts[i] = one(v)
+			}
+			return orExpr(parts...)
+		}
+		return inExpr(spec.Field, vals)
+	}
+	return ""
 }
 
 // parseFilterTime reads RFC 3339, a date, or Unix seconds.
