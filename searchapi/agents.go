@@ -29,67 +29,30 @@ type listResponse struct {
 // order, no relevance.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	qv := r.URL.Query()
-	for k := range qv {
-		switch k {
-		case "filter", "orderBy", "pageSize", "pageToken", "includeStale", "capability", "language", "signedOnly", "liveOnly":
-		default:
-			return invalid("unknown query parameter %q", k)
-		}
-	}
-	size := defaultListSize
-	if v := qv.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxListSize {
-			return invalid("pageSize must be an integer from 1 to %d", maxListSize)
-		}
-		size = n
-	}
-	includeStale, err := boolParam(qv, "includeStale")
-	if err != nil {
-		return err
-	}
-	tree, err := parseFilter(qv.Get("filter"))
-	if err != nil {
-		return err
-	}
-	expr, err := translate(tree)
-	if err != nil {
-		return err
-	}
-	short, err := shorthandExpr(qv)
-	if err != nil {
-		return err
-	}
-	opts, err := listOptionsExpr(qv)
-	if err != nil {
-		return err
-	}
-	expr = andExpr(expr, short, opts)
-	sortRules, err := parseOrderBy(qv.Get("orderBy"))
+	lq, err := parseListQuery(qv)
 	if err != nil {
 		return err
 	}
 	access := accessOf(r.Context())
-	filter := andExpr(expr, accessExpr(access))
-	if !includeStale {
+	filter := andExpr(lq.expr, accessExpr(access))
+	if !lq.includeStale {
 		filter = andExpr(filter, liveExpr(s.now()))
 	}
 	// The token is bound to the translated filter, the order, the page size,
 	// includeStale and the caller's access: a token only continues the
 	// listing it came from.
-	norm := "agents\x00" + expr + "\x00" + strings.Join(sortRules, ",") + "\x00" + strconv.Itoa(size) + "\x00" + strconv.FormatBool(includeStale) + accessKey(access)
+	norm := "agents\x00" + lq.expr + "\x00" + strings.Join(lq.sort, ",") + "\x00" + strconv.Itoa(lq.size) + "\x00" + strconv.FormatBool(lq.includeStale) + accessKey(access)
 	offset := 0
 	if t := qv.Get("pageToken"); t != "" {
 		if offset, err = s.tokens.decode(norm, t); err != nil {
 			return err
 		}
 	}
-	page := int64(offset/size + 1)
-	hpp := int64(size)
+	hpp := int64(lq.size)
 	req := &meilisearch.SearchRequest{
 		Filter:               nilIfEmpty(filter),
-		Sort:                 sortRules,
-		Page:                 page,
+		Sort:                 lq.sort,
+		Page:                 int64(offset/lq.size + 1),
 		HitsPerPage:          &hpp,
 		AttributesToRetrieve: searchAttributes,
 	}
@@ -103,11 +66,64 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 		fillTrustHealth(h)
 		out.Items = append(out.Items, h)
 	}
-	if next := offset + size; int64(next) < resp.TotalHits && next < maxOffset {
+	if next := offset + lq.size; int64(next) < resp.TotalHits && next < maxOffset {
 		out.PageToken = s.tokens.encode(norm, next)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// listQuery is a GET /agents request as its URL gives it.
+type listQuery struct {
+	expr         string   // the filter, shorthand parameters and options, translated
+	sort         []string // Meilisearch sort rules
+	size         int
+	includeStale bool
+}
+
+// parseListQuery reads and checks GET /agents's parameters (pageToken is
+// read against the listing it continues, by the caller).
+func parseListQuery(qv url.Values) (listQuery, error) {
+	for k := range qv {
+		switch k {
+		case "filter", "orderBy", "pageSize", "pageToken", "includeStale", "capability", "language", "signedOnly", "liveOnly":
+		default:
+			return listQuery{}, invalid("unknown query parameter %q", k)
+		}
+	}
+	lq := listQuery{size: defaultListSize}
+	if v := qv.Get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListSize {
+			return listQuery{}, invalid("pageSize must be an integer from 1 to %d", maxListSize)
+		}
+		lq.size = n
+	}
+	var err error
+	if lq.includeStale, err = boolParam(qv, "includeStale"); err != nil {
+		return listQuery{}, err
+	}
+	tree, err := parseFilter(qv.Get("filter"))
+	if err != nil {
+		return listQuery{}, err
+	}
+	expr, err := translate(tree)
+	if err != nil {
+		return listQuery{}, err
+	}
+	short, err := shorthandExpr(qv)
+	if err != nil {
+		return listQuery{}, err
+	}
+	opts, err := listOptionsExpr(qv)
+	if err != nil {
+		return listQuery{}, err
+	}
+	lq.expr = andExpr(expr, short, opts)
+	if lq.sort, err = parseOrderBy(qv.Get("orderBy")); err != nil {
+		return listQuery{}, err
+	}
+	return lq, nil
 }
 
 // boolParam reads a true/false query parameter (false when absent).
