@@ -178,49 +178,12 @@ type Server struct {
 
 // New validates cfg and returns a Server. logger nil discards logs.
 func New(cfg Config, logger *slog.Logger) (*Server, error) {
-	if cfg.Meili == nil {
-		return nil, errors.New("searchapi: Config.Meili is required")
-	}
-	if cfg.Index == "" {
-		return nil, errors.New("searchapi: Config.Index is required")
-	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.PublicURL == "" {
-		cfg.PublicURL = "http://127.0.0.1:8080"
-	}
-	pu, err := url.Parse(cfg.PublicURL)
-	if err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
-		return nil, fmt.Errorf("searchapi: PublicURL %q is not an absolute http(s) URL", cfg.PublicURL)
-	}
-	if cfg.RegistryName == "" {
-		cfg.RegistryName = "agentfinder"
-	}
-	domain, err := registryDomain(cfg.RegistryDomain, pu.Hostname())
+	pu, domain, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.PageTokenKey) == 0 {
-		cfg.PageTokenKey = make([]byte, 32)
-		_, _ = rand.Read(cfg.PageTokenKey)
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 256
-	}
-	if cfg.MaxPerClient <= 0 {
-		// An eighth of the slots, but never fewer than 4 (or all of a
-		// small server's).
-		cfg.MaxPerClient = min(cfg.MaxConcurrent, max(4, cfg.MaxConcurrent/8))
-	}
-	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = defaultBodyTimeout
-	}
-	if cfg.Auth, err = ParseAuthMode(string(cfg.Auth)); err != nil {
-		return nil, fmt.Errorf("searchapi: %w", err)
-	}
-	if cfg.Auth != AuthOff && len(cfg.Verifiers) == 0 {
-		return nil, errors.New("searchapi: auth " + string(cfg.Auth) + " needs API keys or an OIDC issuer")
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
 		cfg:       cfg,
@@ -233,7 +196,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		viaName:   strings.ToLower(pu.Host),
 		domain:    domain,
 		urn:       "urn:ai:" + domain + ":registry:" + urnPart(cfg.RegistryName),
-		details:   maps.Clone(cfg.ReadyDetails),
+		details:   readyDetails(cfg),
 	}
 	s.sourceJSON = mustJSON(s.publicURL)
 	if s.now == nil {
@@ -251,18 +214,6 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		// (semantic only) keeps keywords as the tie-breaker.
 		s.keywordWeight = max(1-r, 1e-9)
 	}
-	if s.details == nil {
-		s.details = map[string]string{}
-	}
-	if _, ok := s.details["embeddings"]; !ok {
-		// The caller knows why (serve: the model is missing or disabled);
-		// without its word, /readyz still says which search this is.
-		if cfg.Embedder == nil {
-			s.details["embeddings"] = "off: keyword search only"
-		} else {
-			s.details["embeddings"] = "on"
-		}
-	}
 	if s.metrics, err = newMetrics(cfg.Metrics, cfg.Embedder != nil); err != nil {
 		return nil, err
 	}
@@ -271,6 +222,73 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.routes()
 	return s, nil
+}
+
+// check refuses a Config New cannot serve and fills in the defaults of
+// the fields left zero; it returns the parsed PublicURL and the registry's
+// domain.
+func (cfg *Config) check() (*url.URL, string, error) {
+	if cfg.Meili == nil {
+		return nil, "", errors.New("searchapi: Config.Meili is required")
+	}
+	if cfg.Index == "" {
+		return nil, "", errors.New("searchapi: Config.Index is required")
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://127.0.0.1:8080"
+	}
+	pu, err := url.Parse(cfg.PublicURL)
+	if err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return nil, "", fmt.Errorf("searchapi: PublicURL %q is not an absolute http(s) URL", cfg.PublicURL)
+	}
+	if cfg.RegistryName == "" {
+		cfg.RegistryName = "agentfinder"
+	}
+	domain, err := registryDomain(cfg.RegistryDomain, pu.Hostname())
+	if err != nil {
+		return nil, "", err
+	}
+	if len(cfg.PageTokenKey) == 0 {
+		cfg.PageTokenKey = make([]byte, 32)
+		_, _ = rand.Read(cfg.PageTokenKey)
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 256
+	}
+	if cfg.MaxPerClient <= 0 {
+		// An eighth of the slots, but never fewer than 4 (or all of a
+		// small server's).
+		cfg.MaxPerClient = min(cfg.MaxConcurrent, max(4, cfg.MaxConcurrent/8))
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
+	}
+	if cfg.Auth, err = ParseAuthMode(string(cfg.Auth)); err != nil {
+		return nil, "", fmt.Errorf("searchapi: %w", err)
+	}
+	if cfg.Auth != AuthOff && len(cfg.Verifiers) == 0 {
+		return nil, "", errors.New("searchapi: auth " + string(cfg.Auth) + " needs API keys or an OIDC issuer")
+	}
+	return pu, domain, nil
+}
+
+// readyDetails are the details /readyz reports: cfg.ReadyDetails, and
+// whether embeddings are on unless the caller said (serve knows why: the
+// model is missing or disabled; without its word, /readyz still says which
+// search this is).
+func readyDetails(cfg Config) map[string]string {
+	details := maps.Clone(cfg.ReadyDetails)
+	if details == nil {
+		details = map[string]string{}
+	}
+	if _, ok := details["embeddings"]; !ok {
+		if cfg.Embedder == nil {
+			details["embeddings"] = "off: keyword search only"
+		} else {
+			details["embeddings"] = "on"
+		}
+	}
+	return details
 }
 
 // urnPart makes a registry name safe inside a URN: lower-case letters,
