@@ -91,44 +91,9 @@ var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 
 // Search runs r as one multi-search request and fuses the answers.
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
-	idField := r.IDField
-	if idField == "" {
-		idField = normalize.FieldIdentifier
-	}
-	embedder := r.Embedder
-	if embedder == "" {
-		embedder = normalize.EmbedderName
-	}
-	terms := r.Terms
-	if terms == nil {
-		terms = query.Analyze(r.Text).SearchTerms()
-	}
-	limit := int64(max(r.Limit, query.SubQueryLimit))
-	attrs := []string{idField}
-	var prefer map[string]bool
-	if r.Prefer != nil && len(r.Prefer.Values) > 0 {
-		attrs = append(attrs, r.Prefer.Field)
-		prefer = make(map[string]bool, len(r.Prefer.Values))
-		for _, v := range r.Prefer.Values {
-			prefer[strings.ToLower(strings.TrimSpace(v))] = true
-		}
-	}
-	// The first query is the semantic list, or (keywords only) just the
-	// count of documents the filter admits, which weighs the terms.
-	first := &meilisearch.SearchRequest{IndexUID: r.Index, Filter: r.Filter, Limit: 1, AttributesToRetrieve: attrs}
-	if r.Vector != nil {
-		first = &meilisearch.SearchRequest{
-			IndexUID: r.Index, Filter: r.Filter, Limit: limit, AttributesToRetrieve: attrs, ShowRankingScore: true,
-			Vector: r.Vector, Hybrid: &meilisearch.SearchRequestHybrid{Embedder: embedder, SemanticRatio: 1},
-		}
-	}
-	queries := []*meilisearch.SearchRequest{first}
-	for _, t := range terms {
-		queries = append(queries, &meilisearch.SearchRequest{
-			IndexUID: r.Index, Query: t, Filter: r.Filter, Limit: limit,
-			AttributesToRetrieve: attrs, ShowRankingScore: true,
-		})
-	}
+	r.fillDefaults()
+	attrs, want := r.retrieve()
+	queries := r.queries(attrs)
 	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: queries})
 	if err != nil {
 		return Result{}, fmt.Errorf("hybrid search: %w", err)
@@ -137,20 +102,20 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %d results for %d queries", ErrBadResponse, len(resp.Results), len(queries))
 	}
 	var preferred map[string]bool
-	if prefer != nil {
+	if want != nil {
 		preferred = map[string]bool{}
 	}
 	var sem []query.Hit
 	if r.Vector != nil {
-		if sem, err = scoredHits(resp.Results[0].Hits, idField, r.Prefer, prefer, preferred); err != nil {
+		if sem, err = scoredHits(resp.Results[0].Hits, r.IDField, r.Prefer, want, preferred); err != nil {
 			return Result{}, err
 		}
 	}
-	tr := make([]query.TermResult, len(terms))
-	termDocs := make([]int, len(terms))
-	for i, t := range terms {
+	tr := make([]query.TermResult, len(r.Terms))
+	termDocs := make([]int, len(r.Terms))
+	for i, t := range r.Terms {
 		res := resp.Results[i+1]
-		hits, err := scoredHits(res.Hits, idField, r.Prefer, prefer, preferred)
+		hits, err := scoredHits(res.Hits, r.IDField, r.Prefer, want, preferred)
 		if err != nil {
 			return Result{}, err
 		}
@@ -164,27 +129,85 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	}
 	fused := query.Fuse(sem, tr, total, weight)
 	if len(preferred) > 0 {
-		boost := func(s query.Scored) float64 {
-			if preferred[s.ID] {
-				return s.Score * r.Prefer.Weight
-			}
-			return s.Score
-		}
-		sort.SliceStable(fused, func(i, j int) bool {
-			bi, bj := boost(fused[i]), boost(fused[j])
-			if bi != bj {
-				return bi > bj
-			}
-			if fused[i].Score != fused[j].Score {
-				return fused[i].Score > fused[j].Score
-			}
-			return fused[i].ID < fused[j].ID
-		})
+		boost(fused, preferred, r.Prefer.Weight)
 	}
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: total, Terms: terms, TermDocs: termDocs, Preferred: preferred}, nil
+	return Result{Hits: fused, Total: total, Terms: r.Terms, TermDocs: termDocs, Preferred: preferred}, nil
+}
+
+// fillDefaults gives IDField, Embedder and Terms the values their zero
+// values stand for.
+func (r *Request) fillDefaults() {
+	if r.IDField == "" {
+		r.IDField = normalize.FieldIdentifier
+	}
+	if r.Embedder == "" {
+		r.Embedder = normalize.EmbedderName
+	}
+	if r.Terms == nil {
+		r.Terms = query.Analyze(r.Text).SearchTerms()
+	}
+}
+
+// retrieve returns the attributes every sub-query retrieves (the ID, and
+// the preference's field) and the preferred values, folded (nil without a
+// preference).
+func (r Request) retrieve() ([]string, map[string]bool) {
+	attrs := []string{r.IDField}
+	if r.Prefer == nil || len(r.Prefer.Values) == 0 {
+		return attrs, nil
+	}
+	want := make(map[string]bool, len(r.Prefer.Values))
+	for _, v := range r.Prefer.Values {
+		want[strings.ToLower(strings.TrimSpace(v))] = true
+	}
+	return append(attrs, r.Prefer.Field), want
+}
+
+// queries are the sub-queries of the multi-search: first the semantic list,
+// or (keywords only) just the count of documents the filter admits, which
+// weighs the terms; then one per term.
+func (r Request) queries(attrs []string) []*meilisearch.SearchRequest {
+	limit := int64(max(r.Limit, query.SubQueryLimit))
+	first := &meilisearch.SearchRequest{IndexUID: r.Index, Filter: r.Filter, Limit: 1, AttributesToRetrieve: attrs}
+	if r.Vector != nil {
+		first = &meilisearch.SearchRequest{
+			IndexUID: r.Index, Filter: r.Filter, Limit: limit, AttributesToRetrieve: attrs, ShowRankingScore: true,
+			Vector: r.Vector, Hybrid: &meilisearch.SearchRequestHybrid{Embedder: r.Embedder, SemanticRatio: 1},
+		}
+	}
+	queries := []*meilisearch.SearchRequest{first}
+	for _, t := range r.Terms {
+		queries = append(queries, &meilisearch.SearchRequest{
+			IndexUID: r.Index, Query: t, Filter: r.Filter, Limit: limit,
+			AttributesToRetrieve: attrs, ShowRankingScore: true,
+		})
+	}
+	return queries
+}
+
+// boost reorders fused as if the scores of the preferred IDs were
+// multiplied by weight (ties: the unboosted score, then the ID); the
+// scores themselves stay.
+func boost(fused []query.Scored, preferred map[string]bool, weight float64) {
+	boosted := func(s query.Scored) float64 {
+		if preferred[s.ID] {
+			return s.Score * weight
+		}
+		return s.Score
+	}
+	sort.SliceStable(fused, func(i, j int) bool {
+		bi, bj := boosted(fused[i]), boosted(fused[j])
+		if bi != bj {
+			return bi > bj
+		}
+		if fused[i].Score != fused[j].Score {
+			return fused[i].Score > fused[j].Score
+		}
+		return fused[i].ID < fused[j].ID
+	})
 }
 
 // scoredHits reads the identifiers and ranking scores of hits and, with a
