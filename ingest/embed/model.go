@@ -82,6 +82,41 @@ type tensor struct {
 
 // loadWeights reads model.json, the shards and vocab.json from dir.
 func loadWeights(dir string) (*weights, error) {
+	tensors, err := readTensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	vocab, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
+	if err != nil {
+		return nil, missing(err)
+	}
+	tok, err := newTokenizer(vocab)
+	if err != nil {
+		return nil, err
+	}
+	g := getter{t: tensors}
+	w := &weights{tokenize: tok}
+	w.emb = g.get("module/Embeddings_en", -1, 256)
+	w.embDim = 256
+	w.embRows = len(w.emb) / 256
+	w.invTime = g.get(pfxApply+"TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, 128)
+	for i := range w.layers {
+		w.layers[i] = loadLayer(&g, i)
+	}
+	w.tanhW = newMatrix(g.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", 512, 512), 512, 512)
+	w.tanhB = g.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", 512)
+	if g.err != nil {
+		return nil, g.err
+	}
+	if w.embRows < len(tok.pieceLen) {
+		return nil, fmt.Errorf("embedding table has %d rows for %d vocabulary entries", w.embRows, len(tok.pieceLen))
+	}
+	return w, nil
+}
+
+// readTensors reads model.json and decodes the float32 weights of its
+// shards by name (int32 weights are skipped over).
+func readTensors(dir string) (map[string]tensor, error) {
 	mj, err := os.ReadFile(filepath.Join(dir, "model.json"))
 	if err != nil {
 		return nil, missing(err)
@@ -125,60 +160,40 @@ func loadWeights(dir string) (*weights, error) {
 			return nil, fmt.Errorf("model shards hold %d bytes, manifest describes %d", len(data), off)
 		}
 	}
-	vocab, err := os.ReadFile(filepath.Join(dir, "vocab.json"))
-	if err != nil {
-		return nil, missing(err)
+	return tensors, nil
+}
+
+// loadLayer takes transformer layer i's weights from g (Layer_0 reads
+// 256-wide input and has the residual projection; Layer_1 reads 512).
+func loadLayer(g *getter, i int) layer {
+	in := 256
+	if i == 1 {
+		in = 512
 	}
-	tok, err := newTokenizer(vocab)
-	if err != nil {
-		return nil, err
+	l := layer{in: in, hid: 512, heads: 4}
+	ln := fmt.Sprintf("%sLayer_%d/TransformerLayer/", pfxApply, i)
+	vr := fmt.Sprintf("%sLayer_%d/TransformerLayer/", pfxVar, i)
+	st := fmt.Sprintf("%sTransformerStack/Layer_%d/TransformerLayer/", pfxApply, i)
+	if i == 0 {
+		l.dense = newMatrix(g.get(ln+"dense/kernel/ConcatPartitions/concat", in, 512), in, 512)
+		l.denseB = g.get(ln+"dense/bias/ConcatPartitions/concat", 512)
 	}
-	g := getter{t: tensors}
-	w := &weights{tokenize: tok}
-	w.emb = g.get("module/Embeddings_en", -1, 256)
-	w.embDim = 256
-	w.embRows = len(w.emb) / 256
-	w.invTime = g.get(pfxApply+"TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 1, 128)
-	for i := range w.layers {
-		in := 256
-		if i == 1 {
-			in = 512
-		}
-		l := &w.layers[i]
-		l.in, l.hid, l.heads = in, 512, 4
-		ln := fmt.Sprintf("%sLayer_%d/TransformerLayer/", pfxApply, i)
-		vr := fmt.Sprintf("%sLayer_%d/TransformerLayer/", pfxVar, i)
-		st := fmt.Sprintf("%sTransformerStack/Layer_%d/TransformerLayer/", pfxApply, i)
-		if i == 0 {
-			l.dense = newMatrix(g.get(ln+"dense/kernel/ConcatPartitions/concat", in, 512), in, 512)
-			l.denseB = g.get(ln+"dense/bias/ConcatPartitions/concat", 512)
-		}
-		l.ln1S = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", in)
-		l.ln1B = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", in)
-		l.qkv = newMatrix(g.get(vr+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in), in, 3*in)
-		l.qkvB = g.get(ln+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*in)
-		l.out = newMatrix(g.get(vr+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, 512), in, 512)
-		l.outB = g.get(ln+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", 512)
-		l.ln2S = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 512)
-		l.ln2B = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 512)
-		l.ffn1 = newMatrix(g.get(st+"FFN/conv1/Tensordot/Reshape_1", 512, 1536), 512, 1536)
-		l.ffn1B = g.get(ln+"FFN/conv1/bias/ConcatPartitions/concat", 1536)
-		l.ffn2 = newMatrix(g.get(st+"FFN/conv2/Tensordot/Reshape_1", 1536, 512), 1536, 512)
-		l.ffn2B = g.get(ln+"FFN/conv2/bias/ConcatPartitions/concat", 512)
-		scale := g.get(st + "MultiheadAttention/mul/y")
-		if len(scale) == 1 {
-			l.qScale = scale[0]
-		}
+	l.ln1S = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", in)
+	l.ln1B = g.get(ln+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", in)
+	l.qkv = newMatrix(g.get(vr+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in), in, 3*in)
+	l.qkvB = g.get(ln+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*in)
+	l.out = newMatrix(g.get(vr+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, 512), in, 512)
+	l.outB = g.get(ln+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", 512)
+	l.ln2S = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 512)
+	l.ln2B = g.get(ln+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 512)
+	l.ffn1 = newMatrix(g.get(st+"FFN/conv1/Tensordot/Reshape_1", 512, 1536), 512, 1536)
+	l.ffn1B = g.get(ln+"FFN/conv1/bias/ConcatPartitions/concat", 1536)
+	l.ffn2 = newMatrix(g.get(st+"FFN/conv2/Tensordot/Reshape_1", 1536, 512), 1536, 512)
+	l.ffn2B = g.get(ln+"FFN/conv2/bias/ConcatPartitions/concat", 512)
+	if scale := g.get(st + "MultiheadAttention/mul/y"); len(scale) == 1 {
+		l.qScale = scale[0]
 	}
-	w.tanhW = newMatrix(g.get("module/Encoder_en/hidden_layers/tanh_layer_0/weights", 512, 512), 512, 512)
-	w.tanhB = g.get("module/Encoder_en/hidden_layers/tanh_layer_0/bias", 512)
-	if g.err != nil {
-		return nil, g.err
-	}
-	if w.embRows < len(tok.pieceLen) {
-		return nil, fmt.Errorf("embedding table has %d rows for %d vocabulary entries", w.embRows, len(tok.pieceLen))
-	}
-	return w, nil
+	return l
 }
 
 func missing(err error) error {
