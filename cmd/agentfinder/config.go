@@ -399,6 +399,10 @@ type crawlFlags struct {
 	includeHost stringList
 	excludeHost stringList
 	concurrency int
+	perHost     int
+	delay       time.Duration
+	maxCatalogs int
+	noDNS       bool
 	maxDepth    int
 	noEnrich    bool
 	noVerify    bool
@@ -413,6 +417,10 @@ func (f *crawlFlags) register(c *cli) {
 	c.fs.Var(&f.includeHost, "include-host", "only fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.Var(&f.excludeHost, "exclude-host", "never fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.IntVar(&f.concurrency, "crawl-concurrency", 16, "requests in flight across all crawls")
+	c.fs.IntVar(&f.perHost, "per-host", 2, "requests in flight per host (negative: unlimited)")
+	c.fs.DurationVar(&f.delay, "delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
+	c.fs.IntVar(&f.maxCatalogs, "max-catalogs", 1000, "catalogs fetched per seed at most")
+	c.fs.BoolVar(&f.noDNS, "no-dns", false, "skip DNS SVCB/TXT discovery")
 	c.fs.IntVar(&f.maxDepth, "max-depth", 4, "how deep nested catalogs and collections are followed")
 	c.fs.BoolVar(&f.noEnrich, "no-enrich", false, "do not fetch the artifacts (A2A cards, MCP server.json) entries point to")
 	c.fs.BoolVar(&f.noVerify, "no-verify", false, "do not check signatures (no DID documents fetched) nor artifact and attestation digests: trust is then domain or none")

@@ -41,10 +41,6 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 	f.register(c)
 	var ixOpts indexOptions
 	ixOpts.register(c)
-	perHost := c.fs.Int("per-host", 2, "requests in flight per host (negative: unlimited)")
-	delay := c.fs.Duration("delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
-	maxCatalogs := c.fs.Int("max-catalogs", 1000, "catalogs fetched per seed at most")
-	noDNS := c.fs.Bool("no-dns", false, "skip DNS SVCB/TXT discovery")
 	noIndex := c.fs.Bool("no-index", false, "do not write to the index; only report")
 	asJSON := c.fs.Bool("json", false, "print the crawl report as JSON")
 	logLevel := c.fs.String("log-level", "warn", "log `level`: debug, info, warn, error")
@@ -72,7 +68,6 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg.PerHostConcurrency, cfg.Delay, cfg.MaxCatalogsPerSeed, cfg.DisableDNS = *perHost, *delay, *maxCatalogs, *noDNS
 
 	var sink crawlSink = discardSink{}
 	if !*noIndex {
@@ -148,6 +143,7 @@ func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
 	cfg, err := f.netFlags.crawlerConfig()
 	cfg.IncludeHosts, cfg.ExcludeHosts = f.includeHost, f.excludeHost
 	cfg.Concurrency, cfg.MaxDepth, cfg.DisableEnrichment = f.concurrency, f.maxDepth, f.noEnrich
+	cfg.PerHostConcurrency, cfg.Delay, cfg.MaxCatalogsPerSeed, cfg.DisableDNS = f.perHost, f.delay, f.maxCatalogs, f.noDNS
 	cfg.DisableVerification, cfg.DIDCacheTTL = f.noVerify, f.didCacheTTL
 	return cfg, err
 }

@@ -75,9 +75,6 @@ type serveOptions struct {
 	shutdownTimeout               time.Duration
 	adminToken                    string
 	pageTokenKey                  string
-	perHost, maxCatalogs          int
-	delay                         time.Duration
-	noDNS                         bool
 	http                          searchapi.HTTPConfig
 	bodyTimeout                   time.Duration
 	rateLimit                     float64
@@ -133,10 +130,6 @@ func serveCLI(o *serveOptions) *cli {
 	fs.BoolVar(&o.crawl, "crawl", true, "run the crawl scheduler (--crawl=false on all but one replica sharing an index)")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long shutdown waits for requests in flight and for the index flush (crawls in flight get half, then are abandoned)")
 	o.crawlFlags.register(c)
-	fs.IntVar(&o.perHost, "per-host", 2, "requests in flight per host (negative: unlimited)")
-	fs.DurationVar(&o.delay, "delay", 0, "minimum pause between requests to one host (robots.txt Crawl-delay may raise it)")
-	fs.IntVar(&o.maxCatalogs, "max-catalogs", 1000, "catalogs fetched per seed at most")
-	fs.BoolVar(&o.noDNS, "no-dns", false, "skip DNS SVCB/TXT discovery")
 	o.indexNow.register(c)
 	o.probe.register(c)
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
@@ -253,7 +246,6 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if err != nil {
 		return nil, err
 	}
-	ccfg.PerHostConcurrency, ccfg.Delay, ccfg.MaxCatalogsPerSeed, ccfg.DisableDNS = o.perHost, o.delay, o.maxCatalogs, o.noDNS
 	ccfg.Metrics = s.metrics
 
 	// Listen first: a taken port fails before Meilisearch starts.
