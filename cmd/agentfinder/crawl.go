@@ -84,27 +84,12 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 		_ = sink.Close(ctx)
 		return usageErr("%v", err)
 	}
-	rep, crawlErr := cr.Crawl(ctx, seeds)
-	_ = cr.Close()
-	prog.finish()
-	// Close flushes what the sink holds even after an interrupt.
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	sinkErr := sink.Close(closeCtx)
-	cancel()
-
-	if rep != nil {
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(rep); err != nil {
-				fmt.Fprintf(stderr, "agentfinder crawl: write report: %v\n", err)
-				return 1
-			}
-		} else {
-			printCrawlSummary(stdout, rep)
-		}
+	rep, err := crawlAndClose(ctx, cr, sink, prog, seeds)
+	if werr := writeCrawlReport(stdout, rep, *asJSON); werr != nil {
+		fmt.Fprintf(stderr, "agentfinder crawl: write report: %v\n", werr)
+		return 1
 	}
-	if err := errors.Join(crawlErr, sinkErr); err != nil {
+	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder crawl: %v\n", err)
 		return 1
 	}
@@ -113,6 +98,32 @@ func crawlMain(ctx context.Context, args []string, getenv func(string) (string, 
 		return 1
 	}
 	return 0
+}
+
+// crawlAndClose crawls seeds, then closes the crawler and the sink, which
+// flushes what it holds even after an interrupt (within a minute).
+func crawlAndClose(ctx context.Context, cr *crawler.Crawler, sink crawlSink, prog *crawlProgress, seeds []string) (*crawler.Report, error) {
+	rep, crawlErr := cr.Crawl(ctx, seeds)
+	_ = cr.Close()
+	prog.finish()
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	return rep, errors.Join(crawlErr, sink.Close(closeCtx))
+}
+
+// writeCrawlReport prints rep (nil: nothing) as indented JSON or as the
+// summary.
+func writeCrawlReport(w io.Writer, rep *crawler.Report, asJSON bool) error {
+	if rep == nil {
+		return nil
+	}
+	if !asJSON {
+		printCrawlSummary(w, rep)
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }
 
 // crawlOutcome fails a crawl in which no catalog could be read: every
