@@ -75,11 +75,37 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer web.Close()
 
+	info := newFixturesInfo(web, *demo)
+	if *envFile != "" {
+		if err := writeFixturesEnv(*envFile, info); err != nil {
+			fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+			return 1
+		}
+		defer os.Remove(*envFile)
+	}
+	if err := printFixturesInfo(stdout, info, *asJSON); err != nil {
+		fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+		return 1
+	}
+	select {
+	case <-ctx.Done():
+	case <-web.Done():
+	}
+	if err := web.Close(); err != nil {
+		fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// newFixturesInfo describes the running web: its addresses, CA, seeds
+// (demo: the demo seeds) and the crawl flags that reach it.
+func newFixturesInfo(web *fixtures.Web, demo bool) fixturesInfo {
 	seeds := web.Seeds()
-	if *demo {
+	if demo {
 		seeds = web.DemoSeeds()
 	}
-	info := fixturesInfo{
+	return fixturesInfo{
 		DNSServer:    web.DNSAddr,
 		CAFile:       web.CAFile,
 		HTTPSPort:    web.HTTPSPort,
@@ -93,39 +119,27 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Sprintf("--port-map=443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
 		},
 	}
-	if *envFile != "" {
-		if err := writeFixturesEnv(*envFile, info); err != nil {
-			fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
-			return 1
-		}
-		defer os.Remove(*envFile)
-	}
-	if *asJSON {
+}
+
+// printFixturesInfo prints info as one JSON line, or for a person.
+func printFixturesInfo(w io.Writer, info fixturesInfo, asJSON bool) error {
+	if asJSON {
 		b, err := json.Marshal(info)
 		if err != nil {
-			fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
-			return 1
+			return err
 		}
-		fmt.Fprintf(stdout, "%s\n", b)
-	} else {
-		fmt.Fprintf(stdout, "fixture web: https 127.0.0.1:%d, http 127.0.0.1:%d, dns %s\n", info.HTTPSPort, info.HTTPPort, info.DNSServer)
-		fmt.Fprintf(stdout, "CA certificate: %s\n", info.CAFile)
-		fmt.Fprintf(stdout, "%d seeds, e.g. %v\n", len(info.Seeds), info.Seeds[:min(5, len(info.Seeds))])
-		fmt.Fprintf(stdout, "crawl it with: agentfinder crawl")
-		for _, f := range info.Flags {
-			fmt.Fprintf(stdout, " %s", f)
-		}
-		fmt.Fprintf(stdout, " <seeds>\nstop with Ctrl-C\n")
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
 	}
-	select {
-	case <-ctx.Done():
-	case <-web.Done():
+	fmt.Fprintf(w, "fixture web: https 127.0.0.1:%d, http 127.0.0.1:%d, dns %s\n", info.HTTPSPort, info.HTTPPort, info.DNSServer)
+	fmt.Fprintf(w, "CA certificate: %s\n", info.CAFile)
+	fmt.Fprintf(w, "%d seeds, e.g. %v\n", len(info.Seeds), info.Seeds[:min(5, len(info.Seeds))])
+	fmt.Fprintf(w, "crawl it with: agentfinder crawl")
+	for _, f := range info.Flags {
+		fmt.Fprintf(w, " %s", f)
 	}
-	if err := web.Close(); err != nil {
-		fmt.Fprintf(stderr, "agentfinder fixtures: %v\n", err)
-		return 1
-	}
-	return 0
+	fmt.Fprintf(w, " <seeds>\nstop with Ctrl-C\n")
+	return nil
 }
 
 // writeFixturesEnv writes the settings that reach the fixture web as
