@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
 )
 
@@ -40,37 +37,15 @@ func pingMain(ctx context.Context, args []string, getenv func(string) (string, b
 		return 2
 	}
 	body, _ := json.Marshal(map[string]any{"host": u.Host, "key": *key, "keyLocation": *keyLocation, "urlList": c.args})
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	endpoint := strings.TrimRight(*server, "/") + "/indexnow"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	ans, err := postAPI(ctx, *server, "/indexnow", body, *timeout, 1<<20)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder ping: %v\n", err)
-		return 2
+		return exitCodeOf(err)
 	}
-	hr.Header.Set("Content-Type", "application/json; charset=utf-8")
-	hr.Header.Set("User-Agent", "agentfinder-cli/"+version)
-	resp, err := (&http.Client{Timeout: *timeout}).Do(hr)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentfinder ping: POST %s: %v\n", endpoint, err)
+	if ans.code/100 != 2 {
+		fmt.Fprintf(stderr, "agentfinder ping: %s\n", ans.errorText())
 		return 1
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 == 2 {
-		fmt.Fprintf(stdout, "%s: accepted %d URL(s) of %s; the registry crawls them now\n", resp.Status, len(c.args), u.Host)
-		return 0
-	}
-	var e struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
-	msg := truncate(string(raw), 300)
-	if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
-		msg = e.Error.Message
-	}
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		msg += " (retry after " + ra + "s)"
-	}
-	fmt.Fprintf(stderr, "agentfinder ping: %s: %s\n", resp.Status, msg)
-	return 1
+	fmt.Fprintf(stdout, "%s: accepted %d URL(s) of %s; the registry crawls them now\n", ans.status, len(c.args), u.Host)
+	return 0
 }

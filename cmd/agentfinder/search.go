@@ -23,26 +23,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func searchMain(ctx context.Context, args []string, getenv func(string) (string, bool), stdout, stderr io.Writer) int {
-	c := newCLI("search", "[flags] TEXT...\n\nSends one Agent Finder POST /search to a server and prints the results.")
-	server := c.fs.String("server", "http://127.0.0.1:8080", "base URL of the Agent Finder server")
-	typ := c.fs.String("type", "", "filter by artifact `type` (media type, e.g. application/a2a-agent-card+json)")
-	publisher := c.fs.String("publisher", "", "filter by `publisher` domain or name")
-	compliance := c.fs.String("compliance", "", "filter by `compliance` requirement (e.g. hipaa, soc2)")
-	federation := c.fs.String("federation", "", "federation `mode`: auto (server default), referrals or none")
-	pageSize := c.fs.Int("page-size", 10, "results per page (1-100)")
-	pageToken := c.fs.String("page-token", "", "continue from a previous response's pageToken")
-	var tags, preferTags stringList
-	c.fs.Var(&tags, "tag", "only results carrying this `tag` (repeatable: all of them)")
-	c.fs.Var(&preferTags, "prefer-tag", "rank results carrying this `tag` higher (repeatable)")
-	verifiedOnly := c.fs.Bool("verified-only", false, "only results whose publisher is verified (the catalog was fetched from its domain)")
-	signedOnly := c.fs.Bool("signed-only", false, "only results signed by their publisher (trust level signed)")
-	liveOnly := c.fs.Bool("live-only", false, "only results whose endpoint answered its last probe (health up)")
-	evidence := c.fs.Bool("evidence", false, "show why each result matched: matched tags, examples and score components")
-	stale := c.fs.Bool("stale", false, "include stale records (their catalog kept failing)")
-	asJSON := c.fs.Bool("json", false, "print the raw JSON response")
-	timeout := c.fs.Duration("timeout", 30*time.Second, "request timeout")
-	c.setEnv("server", "AGENTFINDER_SERVER")
-	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "signed-only", "live-only", "evidence", "stale", "json", "timeout")
+	var o searchOptions
+	c := searchCLI(&o)
 	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -51,75 +33,95 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 		fmt.Fprintln(stderr, "agentfinder search: missing search TEXT\nRun 'agentfinder search --help' for its flags.")
 		return 2
 	}
-
-	q := map[string]any{"text": text}
-	for k, v := range map[string]string{"type": *typ, "publisher": *publisher, "compliance": *compliance, "federation": *federation} {
-		if v != "" {
-			q[k] = v
-		}
-	}
-	if len(tags) > 0 {
-		q["requiredTags"] = tags
-	}
-	if len(preferTags) > 0 {
-		q["preferredTags"] = preferTags
-	}
-	for k, on := range map[string]bool{"verifiedOnly": *verifiedOnly, "signedOnly": *signedOnly, "liveOnly": *liveOnly} {
-		if on {
-			q[k] = true
-		}
-	}
-	req := map[string]any{"query": q, "pageSize": *pageSize}
-	if *pageToken != "" {
-		req["pageToken"] = *pageToken
-	}
-	if *evidence {
-		req["includeEvidence"] = true
-	}
-	if *stale {
-		req["includeStale"] = true
-	}
-	body, _ := json.Marshal(req)
-
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	endpoint := strings.TrimRight(*server, "/") + "/search"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	ans, err := postAPI(ctx, o.server, "/search", o.request(text), o.timeout, maxSearchResponse)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder search: %v\n", err)
-		return 2
+		return exitCodeOf(err)
 	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("User-Agent", "agentfinder-cli/"+version)
-	client := &http.Client{Timeout: *timeout}
-	resp, err := client.Do(hr)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentfinder search: POST %s: %v\n", endpoint, err)
+	if ans.code != http.StatusOK {
+		fmt.Fprintf(stderr, "agentfinder search: %s\n", ans.errorText())
 		return 1
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxSearchResponse))
-	if err != nil {
-		fmt.Fprintf(stderr, "agentfinder search: read response: %v\n", err)
-		return 1
-	}
-	if resp.StatusCode != http.StatusOK {
-		printAPIError(stderr, resp.Status, raw)
-		return 1
-	}
-	if *asJSON {
-		stdout.Write(raw)
-		if !bytes.HasSuffix(raw, []byte("\n")) {
+	if o.asJSON {
+		stdout.Write(ans.body)
+		if !bytes.HasSuffix(ans.body, []byte("\n")) {
 			fmt.Fprintln(stdout)
 		}
 		return 0
 	}
-	if err := printResults(stdout, raw); err != nil {
+	if err := printResults(stdout, ans.body); err != nil {
 		fmt.Fprintf(stderr, "agentfinder search: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// searchOptions are the flags of 'agentfinder search'.
+type searchOptions struct {
+	server, typ, publisher, compliance, federation, pageToken string
+	pageSize                                                  int
+	tags, preferTags                                          stringList
+	verifiedOnly, signedOnly, liveOnly                        bool
+	evidence, stale, asJSON                                   bool
+	timeout                                                   time.Duration
+}
+
+func searchCLI(o *searchOptions) *cli {
+	c := newCLI("search", "[flags] TEXT...\n\nSends one Agent Finder POST /search to a server and prints the results.")
+	fs := c.fs
+	fs.StringVar(&o.server, "server", "http://127.0.0.1:8080", "base URL of the Agent Finder server")
+	fs.StringVar(&o.typ, "type", "", "filter by artifact `type` (media type, e.g. application/a2a-agent-card+json)")
+	fs.StringVar(&o.publisher, "publisher", "", "filter by `publisher` domain or name")
+	fs.StringVar(&o.compliance, "compliance", "", "filter by `compliance` requirement (e.g. hipaa, soc2)")
+	fs.StringVar(&o.federation, "federation", "", "federation `mode`: auto (server default), referrals or none")
+	fs.IntVar(&o.pageSize, "page-size", 10, "results per page (1-100)")
+	fs.StringVar(&o.pageToken, "page-token", "", "continue from a previous response's pageToken")
+	fs.Var(&o.tags, "tag", "only results carrying this `tag` (repeatable: all of them)")
+	fs.Var(&o.preferTags, "prefer-tag", "rank results carrying this `tag` higher (repeatable)")
+	fs.BoolVar(&o.verifiedOnly, "verified-only", false, "only results whose publisher is verified (the catalog was fetched from its domain)")
+	fs.BoolVar(&o.signedOnly, "signed-only", false, "only results signed by their publisher (trust level signed)")
+	fs.BoolVar(&o.liveOnly, "live-only", false, "only results whose endpoint answered its last probe (health up)")
+	fs.BoolVar(&o.evidence, "evidence", false, "show why each result matched: matched tags, examples and score components")
+	fs.BoolVar(&o.stale, "stale", false, "include stale records (their catalog kept failing)")
+	fs.BoolVar(&o.asJSON, "json", false, "print the raw JSON response")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "request timeout")
+	c.setEnv("server", "AGENTFINDER_SERVER")
+	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "signed-only", "live-only", "evidence", "stale", "json", "timeout")
+	return c
+}
+
+// request is the POST /search body for text: the flags that are set, and
+// only those.
+func (o *searchOptions) request(text string) []byte {
+	q := map[string]any{"text": text}
+	for k, v := range map[string]string{"type": o.typ, "publisher": o.publisher, "compliance": o.compliance, "federation": o.federation} {
+		if v != "" {
+			q[k] = v
+		}
+	}
+	if len(o.tags) > 0 {
+		q["requiredTags"] = o.tags
+	}
+	if len(o.preferTags) > 0 {
+		q["preferredTags"] = o.preferTags
+	}
+	for k, on := range map[string]bool{"verifiedOnly": o.verifiedOnly, "signedOnly": o.signedOnly, "liveOnly": o.liveOnly} {
+		if on {
+			q[k] = true
+		}
+	}
+	req := map[string]any{"query": q, "pageSize": o.pageSize}
+	if o.pageToken != "" {
+		req["pageToken"] = o.pageToken
+	}
+	if o.evidence {
+		req["includeEvidence"] = true
+	}
+	if o.stale {
+		req["includeStale"] = true
+	}
+	body, _ := json.Marshal(req)
+	return body
 }
 
 // orDash is s, or "-" when a server did not say.
@@ -128,19 +130,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// printAPIError says what an error answer of the API says: its error
-// object when it has one, else the start of the body.
-func printAPIError(stderr io.Writer, status string, raw []byte) {
-	var e struct {
-		Error struct{ Code, Message, CorrelationID string } `json:"error"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
-		fmt.Fprintf(stderr, "agentfinder search: %s: %s (%s, correlation id %s)\n", status, e.Error.Message, e.Error.Code, e.Error.CorrelationID)
-		return
-	}
-	fmt.Fprintf(stderr, "agentfinder search: %s: %s\n", status, truncate(string(raw), 300))
 }
 
 // searchResponse is the part of a POST /search response the table shows.
