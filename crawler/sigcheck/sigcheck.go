@@ -110,7 +110,8 @@ func New(cfg Config) *Verifier {
 // wrong with such a document. The result is shared: callers must not
 // change it.
 func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
-	if !bytes.Contains(body, []byte(`"signature"`)) && !bytes.Contains(body, []byte(`"digest"`)) {
+	signed := bytes.Contains(body, []byte(`"signature"`))
+	if !signed && !bytes.Contains(body, []byte(`"digest"`)) {
 		return nil // the common case: nothing signed, nothing to check
 	}
 	key := sha256.Sum256(body)
@@ -119,31 +120,50 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 		again.CheckedAt = now
 		return &again
 	}
+	tv, settled := v.verdicts(ctx, f, body, now, signed)
+	if tv != nil && settled {
+		v.done.Add(key, tv)
+	}
+	return tv
+}
+
+// verdicts checks body as of now; settled is false when a key was not
+// fetched (cancelled, offline), so the verdicts must not be kept.
+//
+// A document that is signed (readCanonical) is read in its JCS form when it
+// has one: what each signature covers and what each inline data digest is
+// over is then a part of it (RFC 8785 writes a value the same wherever it
+// stands), so the document is canonicalized once, not again piece by
+// piece. One that does not canonicalize (duplicate names, a number JCS
+// cannot write) is read as fetched, each part canonicalized alone; so is
+// one with digests only.
+func (v *Verifier) verdicts(ctx context.Context, f Fetcher, body []byte, now time.Time, readCanonical bool) (tv *normalize.TrustVerdicts, settled bool) {
+	c := &check{v: v, f: f, now: now}
+	doc := body
+	if readCanonical {
+		if canon, err := canonicalize(body); err == nil {
+			doc, c.canonical = canon, true
+		}
+	}
 	// rawjson splits without validating (bounded on any input); what is
 	// signed is validated by its canonicalization, the rest by normalize.
-	top, ok := rawjson.Members(body)
+	top, ok := rawjson.Members(doc)
 	if !ok {
-		return nil
+		return nil, true
 	}
-	c := &check{v: v, f: f, now: now}
 	out := &normalize.TrustVerdicts{CheckedAt: now}
-	defer func() {
-		if out != nil {
-			out.Until = c.until
-			if !c.unsettled {
-				v.done.Add(key, out)
-			}
-		}
-	}()
+	// The entries first: the catalog's signed payload is cut out of the
+	// canonical document in place.
+	c.entries(ctx, top["entries"], "", 0, out)
 	if sig, ok := top["signature"]; ok && !isNull(sig) {
-		cv := c.catalog(ctx, body, top, sig)
+		cv := c.catalog(ctx, doc, top, sig)
 		out.Catalog = &cv
 	}
-	c.entries(ctx, top["entries"], "", 0, out)
 	if out.Catalog == nil && out.Entries == nil {
-		out = nil
+		return nil, true
 	}
-	return out
+	out.Until = c.until
+	return out, !c.unsettled
 }
 
 // check is one Catalog call.
@@ -154,6 +174,22 @@ type check struct {
 
 	until     time.Time // the earliest time a verdict may change (zero: never)
 	unsettled bool      // a key was not fetched (cancelled, offline): keep no verdict
+	canonical bool      // the document read is in its JCS form (a copy of the body)
+}
+
+// payload returns the bytes a signature over raw (the document read, or a
+// trust manifest in it) signs. In a canonical document raw is canonical
+// already, and the members the signature does not cover are cut out of it,
+// in place when own (raw is the whole document, read last), else out of a
+// copy.
+func (c *check) payload(raw []byte, object, own bool) ([]byte, error) {
+	if !c.canonical {
+		return signedPayload(raw, object)
+	}
+	if !own {
+		raw = bytes.Clone(raw)
+	}
+	return payloadOf(raw, object)
 }
 
 // changesAt notes that a verdict may change at t.
@@ -175,6 +211,7 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 		if !ok {
 			continue
 		}
+		f.canonical = c.canonical
 		if ev, ok := c.entry(ctx, &f, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
@@ -199,9 +236,9 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 	}
 }
 
-// catalog checks the whole-catalog signature: its signer must be the
-// catalog's host.identifier.
-func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.RawMessage, sig json.RawMessage) normalize.SignatureVerdict {
+// catalog checks the whole-catalog signature of doc: its signer must be
+// the catalog's host.identifier.
+func (c *check) catalog(ctx context.Context, doc []byte, top map[string]json.RawMessage, sig json.RawMessage) normalize.SignatureVerdict {
 	var host struct {
 		Identifier string `json:"identifier"`
 	}
@@ -210,7 +247,7 @@ func (c *check) catalog(ctx context.Context, body []byte, top map[string]json.Ra
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
 	}
-	in.payload = func() ([]byte, error) { return signedPayload(body, in.object) }
+	in.payload = func() ([]byte, error) { return c.payload(doc, in.object, true) }
 	return c.verify(ctx, in, host.Identifier, "the catalog's host.identifier")
 }
 
@@ -223,7 +260,7 @@ func (c *check) entry(ctx context.Context, e *entryFields, path string) (normali
 	if e.digest != "" {
 		touched = true
 		if len(e.data) > 0 {
-			if p := canonicalDigest(e.digest, e.data, path+".digest"); p != nil {
+			if p := e.dataDigest(e.digest, path+".digest"); p != nil {
 				problems = append(problems, *p)
 			}
 		} else if _, _, p := parseDigest(e.digest, path+".digest"); p != nil {
@@ -268,7 +305,7 @@ func (c *check) manifest(ctx context.Context, e *entryFields, m signedManifest, 
 	if !in.object {
 		in.expiresAt, in.issuedAt = str(m.fields["expiresAt"]), str(m.fields["issuedAt"])
 	}
-	in.payload = func() ([]byte, error) { return signedPayload(m.raw, in.object) }
+	in.payload = func() ([]byte, error) { return c.payload(m.raw, in.object, false) }
 	subject := e.subjectProblems(m)
 	v := c.verify(ctx, in, want, "did:web of the entry's publisher")
 	v.Problems = append(subject, v.Problems...)

@@ -21,6 +21,16 @@ type entryFields struct {
 	// catalog an ai-catalog entry may nest under data or inline.
 	trustManifest, trustManifests json.RawMessage
 	rawData, inline               json.RawMessage
+	canonical                     bool // read from a document in its JCS form
+}
+
+// dataDigest checks the entry's inline data against digest: over the JCS
+// form of the data, which in a canonical document the data is already.
+func (e *entryFields) dataDigest(digest, path string) *normalize.Problem {
+	if e.canonical {
+		return CheckDigest(digest, e.data, path, "the inline data")
+	}
+	return canonicalDigest(digest, e.data, path)
 }
 
 // readEntry reads the members of one entry in one pass over it (a later
@@ -140,7 +150,7 @@ func (e *entryFields) subjectProblems(m signedManifest) []normalize.Problem {
 		mismatch("url", "subject.url %q is not the entry's https url %q", s.URL, e.url)
 	}
 	if s.Digest != "" && len(e.data) > 0 {
-		if p := canonicalDigest(s.Digest, e.data, at+".digest"); p != nil {
+		if p := e.dataDigest(s.Digest, at+".digest"); p != nil {
 			out = append(out, *p)
 		}
 	}

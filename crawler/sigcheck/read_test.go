@@ -1,0 +1,145 @@
+package sigcheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// readTestHost signs the documents of the read tests.
+const readTestHost = "pub.test"
+
+// didFetcher serves the DID document of readTestHost.
+type didFetcher struct{}
+
+func (didFetcher) Fetch(_ context.Context, u string) ([]byte, error) {
+	if u == "https://"+readTestHost+"/.well-known/did.json" {
+		return fixtures.DIDDocument(readTestHost), nil
+	}
+	return nil, fmt.Errorf("get %s: HTTP 404", u)
+}
+
+// readTestDocs are signed documents in the shapes a crawl meets: indented,
+// escaped names, entries whose inline data carries its digest (good and
+// bad), entry trust manifests signed in both shapes, an inline nested
+// catalog, a document that does not canonicalize.
+func readTestDocs(t testing.TB) map[string][]byte {
+	t.Helper()
+	key, kid, did := fixtures.SigningKey(readTestHost), fixtures.KeyID(readTestHost), fixtures.DID(readTestHost)
+	data := map[string]any{"name": "Inline", "skills": []any{map[string]any{"id": "é", "n": 1.5e3}}, "url": "https://pub.test/a2a"}
+	entry := func(id string, extra map[string]any) map[string]any {
+		e := map[string]any{"identifier": "urn:air:pub.test:agent:" + id, "displayName": id, "type": "application/a2a-agent-card+json", "version": "1.0.0"}
+		for k, v := range extra {
+			e[k] = v
+		}
+		return e
+	}
+	tm := func(id string, object bool) map[string]any {
+		m := map[string]any{"identity": did, "subject": map[string]any{"identifier": "urn:air:pub.test:agent:" + id,
+			"type": "application/a2a-agent-card+json", "version": "1.0.0", "digest": fixtures.Digest(fixtures.Canonical(data))}}
+		if object {
+			fixtures.SignObject(m, key, did, kid, "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z")
+		} else {
+			fixtures.SignManifest(m, key, kid, nil)
+		}
+		return m
+	}
+	inner := map[string]any{"specVersion": "1.0", "entries": []any{entry("nested", map[string]any{"data": data, "digest": fixtures.Digest(fixtures.Canonical(data))})}}
+	cat := map[string]any{"specVersion": "1.0", "host": map[string]any{"identifier": did, "displayName": "Pub"}, "entries": []any{
+		entry("good", map[string]any{"data": data, "digest": fixtures.Digest(fixtures.Canonical(data))}),
+		entry("bad", map[string]any{"data": data, "digest": fixtures.Digest([]byte("other"))}),
+		entry("weak", map[string]any{"url": "https://pub.test/a.json", "digest": "md5:5d41402abc4b2a76b9719d911017c592"}),
+		entry("v042", map[string]any{"data": data, "digest": fixtures.Digest(fixtures.Canonical(data)), "trustManifest": tm("v042", false)}),
+		entry("object", map[string]any{"data": data, "trustManifests": []any{tm("object", true)}}),
+		map[string]any{"identifier": "urn:air:pub.test:catalog:bundle", "displayName": "Bundle", "type": "application/ai-catalog+json", "data": inner},
+	}}
+	fixtures.SignManifest(cat, key, kid, nil)
+	indented, err := json.MarshalIndent(cat, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, _ := json.Marshal(cat)
+	out := map[string][]byte{
+		"indented": indented,
+		"compact":  compact,
+		// Escaped names and a tampered entry: the same verdicts read
+		// either way, whatever they are.
+		"escaped":   []byte(`{"host":{"identifier":"` + did + `"},"entr\u0069es":[{"identifier":"urn:air:pub.test:agent:x","type":"application/a2a-agent-card+json","d\u0061ta":{"b":1,"a":"\u00e9"},"digest":"` + fixtures.Digest([]byte(`{"a":"é","b":1}`)) + `"}],"signature":"x..y"}`),
+		"duplicate": []byte(`{"entries":[{"data":{"a":1,"a":2},"digest":"sha256:00"}],"signature":"x..y"}`),
+		"too large": []byte(`{"entries":[{"data":[1e400],"digest":"sha256:00"}],"signature":"x..y"}`),
+	}
+	files, _ := filepath.Glob("testdata/realworld/*.json")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(name)] = b
+	}
+	return out
+}
+
+// checkReadCanonical holds reading a signed document in its JCS form to
+// reading it as fetched, each part canonicalized alone: the same verdicts.
+func checkReadCanonical(t *testing.T, body []byte) (tv *normalize.TrustVerdicts) {
+	t.Helper()
+	now := time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	asFetched, _ := New(Config{Clock: clock}).verdicts(t.Context(), didFetcher{}, body, now, false)
+	canonical, _ := New(Config{Clock: clock}).verdicts(t.Context(), didFetcher{}, body, now, true)
+	if !reflect.DeepEqual(asFetched, canonical) {
+		a, _ := json.MarshalIndent(asFetched, "", " ")
+		c, _ := json.MarshalIndent(canonical, "", " ")
+		t.Fatalf("%q:\nread as fetched %s\nread canonical %s", body, a, c)
+	}
+	return canonical
+}
+
+// TestReadCanonicalMatchesAsFetched: reading a signed document in its JCS
+// form changes no verdict, and the documents check as they should.
+func TestReadCanonicalMatchesAsFetched(t *testing.T) {
+	for name, body := range readTestDocs(t) {
+		t.Run(name, func(t *testing.T) {
+			tv := checkReadCanonical(t, body)
+			if name != "indented" && name != "compact" {
+				return
+			}
+			if tv == nil || tv.Catalog == nil || !tv.Catalog.Valid() {
+				t.Fatalf("verdicts %+v, want a valid catalog signature", tv)
+			}
+			// Digests alone (no signer: the catalog's signature covers
+			// them) hold or fail; the signed manifests hold.
+			for path, want := range map[string]string{"entries[0]": "", "entries[1]": normalize.CodeDigestMismatch,
+				"entries[2]": normalize.CodeWeakDigest, "entries[3]": "signed", "entries[4]": "signed", "entries[5].data.entries[0]": ""} {
+				ev, ok := tv.Entries[path]
+				got := ""
+				switch {
+				case ev.Valid():
+					got = "signed"
+				case len(ev.Problems) > 0:
+					got = ev.Problems[0].Code
+				}
+				if !ok || got != want {
+					t.Errorf("%s: verdict %+v (present %v), want %q", path, ev, ok, want)
+				}
+			}
+		})
+	}
+}
+
+// FuzzReadCanonical holds reading in JCS form to reading as fetched on any
+// input.
+func FuzzReadCanonical(f *testing.F) {
+	for _, body := range readTestDocs(f) {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkReadCanonical(t, body) })
+}
