@@ -1,6 +1,7 @@
 package sigcheck
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
@@ -128,9 +129,9 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 	type manifest struct {
 		Attestations []att `json:"attestations"`
 	}
-	many, hasMany := rec.Extra["trustManifests"]
-	if len(rec.TrustManifest) == 0 && !hasMany {
-		return nil // the common case: no trust manifest
+	many := rec.Extra["trustManifests"]
+	if !mayHoldDigest(rec.TrustManifest) && !mayHoldDigest(many) {
+		return nil // the common case: no trust manifest, or none with a digest
 	}
 	base := fmt.Sprintf("entries[identifier=%s]", rec.Identifier)
 	var out []Attestation
@@ -149,12 +150,29 @@ func Attestations(rec *normalize.Record, limit int) []Attestation {
 		add(one, base+".trustManifest")
 	}
 	var list []manifest
-	if hasMany && json.Unmarshal(many, &list) == nil {
+	if len(many) > 0 && json.Unmarshal(many, &list) == nil {
 		for i, m := range list {
 			add(m, fmt.Sprintf("%s.trustManifests[%d]", base, i))
 		}
 	}
 	return out
+}
+
+// mayHoldDigest reports whether the JSON raw may hold a member that
+// encoding/json reads into a field "digest" (names match case-insensitively
+// and may be escaped), so that decoding the trust manifests can be skipped
+// when none has one: no letters "dige" in any case and no escape means no
+// such member.
+func mayHoldDigest(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return true
+	}
+	for i := 0; i+4 <= len(raw); i++ {
+		if raw[i]|0x20 == 'd' && raw[i+1]|0x20 == 'i' && raw[i+2]|0x20 == 'g' && raw[i+3]|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }
 
 // problem is a trust problem: a warning, since the entry is kept (with

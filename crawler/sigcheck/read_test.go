@@ -143,3 +143,20 @@ func FuzzReadCanonical(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkReadCanonical(t, body) })
 }
+
+// TestMayHoldDigest: the skip before decoding trust manifests never skips
+// a member encoding/json reads as digest.
+func TestMayHoldDigest(t *testing.T) {
+	for _, raw := range []string{`{"digest":"x"}`, `{"DIGEST":"x"}`, `{"DiGeSt":"x"}`, `{"dig\u0065st":"x"}`, `{"digeſt":"x"}`} {
+		var m struct{ Digest string }
+		if err := json.Unmarshal([]byte(raw), &m); err != nil || m.Digest == "" {
+			t.Fatalf("%s: encoding/json read no digest (%v)", raw, err)
+		}
+		if !mayHoldDigest([]byte(raw)) {
+			t.Errorf("%s: skipped, but encoding/json reads a digest", raw)
+		}
+	}
+	if mayHoldDigest([]byte(`{"attestations":[{"type":"SOC2","uri":"https://pub.test/a.pdf"}]}`)) || mayHoldDigest(nil) {
+		t.Error("a manifest without a digest is not skipped")
+	}
+}

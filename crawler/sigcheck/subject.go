@@ -185,6 +185,9 @@ func (e *entryFields) attestationDigests(path string) []normalize.Problem {
 			Digest string `json:"digest"`
 		} `json:"attestations"`
 	}
+	if !mayHoldDigest(e.trustManifest) && !mayHoldDigest(e.trustManifests) {
+		return nil
+	}
 	var out []normalize.Problem
 	check := func(m manifest, at string) {
 		for i, a := range m.Attestations {
