@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -53,8 +54,9 @@ type loggedRequest struct{ Scheme, Host, Path string }
 
 // runFixtureServer serves the generated web (every catalog signed when
 // signed) and answers commands on stdin, one per line: "log" prints the
-// request log as one JSON line, "reset" empties it; end of input stops the
-// server.
+// request log as one JSON line, "reset" empties it, "catalogs" prints the
+// catalog documents it serves (servedCatalog) as one JSON line; end of
+// input stops the server.
 func runFixtureServer(signed bool) int {
 	gen := fixtures.Generate(benchHosts, benchPerHost, benchSeed)
 	if signed {
@@ -80,9 +82,42 @@ func runFixtureServer(signed bool) int {
 				log = append(log, loggedRequest{r.Scheme, r.Host, r.Path})
 			}
 			_ = out.Encode(log)
+		case "catalogs":
+			_ = out.Encode(servedCatalogs(web))
 		}
 	}
 	return 0
+}
+
+// servedCatalog is one catalog document the fixture web serves, as served.
+type servedCatalog struct {
+	Host string
+	Body []byte
+}
+
+// servedCatalogs returns the catalogs each host of web serves: its
+// well-known catalog and the collections it links.
+func servedCatalogs(web *fixtures.Web) []servedCatalog {
+	var out []servedCatalog
+	for _, h := range web.Hosts() {
+		body, ok := web.File(h, fixtures.PathWellKnown)
+		if !ok {
+			continue
+		}
+		out = append(out, servedCatalog{h, body})
+		var cat struct {
+			Collections []struct{ URL string } `json:"collections"`
+		}
+		_ = json.Unmarshal(body, &cat)
+		for _, c := range cat.Collections {
+			if u, err := url.Parse(c.URL); err == nil {
+				if sub, ok := web.File(h, u.Path); ok {
+					out = append(out, servedCatalog{h, sub})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // fixtureServer is the parent's handle on the child process.
