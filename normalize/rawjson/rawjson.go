@@ -89,82 +89,139 @@ func SkipValue(b []byte, i int) int {
 // returns the first error fn returns, or ErrMalformed when b is not an
 // object.
 func EachMember(b []byte, fn func(key string, val []byte) error) error {
-	i := SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return ErrMalformed
-	}
-	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return ErrMalformed
+	_, err := Object(b, SkipSpace(b, 0), func(name []byte, at int) (int, error) {
+		end := SkipValue(b, at)
+		if end == at {
+			return at, ErrMalformed
 		}
-		end := SkipString(b, i)
-		var key string
-		if !DecodeString(b[i:end], &key) {
-			return ErrMalformed
-		}
-		i = SkipSpace(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return ErrMalformed
-		}
-		i = SkipSpace(b, i+1)
-		end = SkipValue(b, i)
-		if end == i {
-			return ErrMalformed
-		}
-		if err := fn(key, b[i:end:end]); err != nil {
-			return err
-		}
-		var err error
-		if i, err = after(b, end, '}'); err != nil || i < 0 {
-			return err
-		}
-	}
+		return end, fn(string(name), b[at:end:end])
+	})
+	return err
 }
 
 // EachElement calls fn with each element of the array b, in order, and
 // returns the first error fn returns, or ErrMalformed when b is not an
 // array.
 func EachElement(b []byte, fn func(val []byte) error) error {
-	i := SkipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return ErrMalformed
+	_, err := Array(b, SkipSpace(b, 0), func(at int) (int, error) {
+		end := SkipValue(b, at)
+		if end == at {
+			return at, ErrMalformed
+		}
+		return end, fn(b[at:end:end])
+	})
+	return err
+}
+
+// Object walks the object that starts at b[i] member by member, leaving
+// each value to fn, so that a caller can read into a value in the same
+// pass (EachMember skips each value first). fn gets the member's name,
+// decoded (it aliases b when the name has no escapes: do not keep it), and
+// where its value starts; it returns where the value ends (SkipValue(b, at)
+// to skip it), or an error, which stops the walk and is returned. Object
+// returns the index just past the object, or ErrMalformed when b[i] does
+// not start an object or its structure does not hold.
+func Object(b []byte, i int, fn func(name []byte, at int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return i, ErrMalformed
 	}
 	i = SkipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
 	}
 	for {
-		end := SkipValue(b, i)
-		if end == i {
-			return ErrMalformed
+		if i >= len(b) || b[i] != '"' {
+			return i, ErrMalformed
 		}
-		if err := fn(b[i:end:end]); err != nil {
-			return err
+		end := SkipString(b, i)
+		name, ok := decodeName(b[i:end])
+		if !ok {
+			return i, ErrMalformed
 		}
-		var err error
-		if i, err = after(b, end, ']'); err != nil || i < 0 {
-			return err
+		i = SkipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return i, ErrMalformed
+		}
+		i = SkipSpace(b, i+1)
+		end, err := fn(name, i)
+		switch {
+		case err != nil:
+			return end, err
+		case end <= i:
+			return i, ErrMalformed
+		}
+		var closed bool
+		if i, closed, err = next(b, end, '}'); err != nil || closed {
+			return i, err
 		}
 	}
 }
 
-// after returns where the member or element after a value ending at end
-// starts, or -1 when close ends the object or array there instead.
-func after(b []byte, end int, close byte) (int, error) {
-	i := SkipSpace(b, end)
+// Array walks the array that starts at b[i] element by element, leaving
+// each element to fn as Object leaves values: fn gets where the element
+// starts and returns where it ends, or an error. Array returns the index
+// just past the array, or ErrMalformed.
+func Array(b []byte, i int, fn func(at int) (int, error)) (int, error) {
+	if i >= len(b) || b[i] != '[' {
+		return i, ErrMalformed
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		end, err := fn(i)
+		switch {
+		case err != nil:
+			return end, err
+		case end <= i:
+			return i, ErrMalformed
+		}
+		var closed bool
+		if i, closed, err = next(b, end, ']'); err != nil || closed {
+			return i, err
+		}
+	}
+}
+
+// next returns, for a member or element ending at end, where the next one
+// starts, after its comma, or the index just past the close that ends its
+// object or array there (closed).
+func next(b []byte, end int, close byte) (i int, closed bool, err error) {
+	i = SkipSpace(b, end)
 	switch {
 	case i >= len(b):
-		return 0, ErrMalformed
+		return i, false, ErrMalformed
 	case b[i] == close:
-		return -1, nil
+		return i + 1, true, nil
 	case b[i] != ',':
-		return 0, ErrMalformed
+		return i, false, ErrMalformed
 	}
-	return SkipSpace(b, i+1), nil
+	return SkipSpace(b, i+1), false, nil
+}
+
+// decodeName decodes a member name token: the bytes between its quotes
+// when it has no escapes, else a decoded copy.
+func decodeName(tok []byte) ([]byte, bool) {
+	if len(tok) >= 2 && tok[len(tok)-1] == '"' && plain(tok[1:len(tok)-1]) {
+		return tok[1 : len(tok)-1], true
+	}
+	var s string
+	if !DecodeString(tok, &s) {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// plain reports a string body that decodes to itself: ASCII without
+// escapes, quotes or control characters.
+func plain(body []byte) bool {
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Members does what json.Unmarshal(raw, &m) does for a
@@ -229,14 +286,7 @@ func DecodeString(tok []byte, s *string) bool {
 		return false
 	}
 	body := tok[1 : len(tok)-1]
-	plain := true
-	for _, c := range body {
-		if c == '\\' || c == '"' || c < 0x20 || c >= utf8.RuneSelf {
-			plain = false
-			break
-		}
-	}
-	if plain || utf8.Valid(body) && !hasEscapeOrControl(body) {
+	if plain(body) || utf8.Valid(body) && !hasEscapeOrControl(body) {
 		*s = string(body)
 		return true
 	}

@@ -62,6 +62,20 @@ func FuzzRawJSON(f *testing.F) {
 		if ok := String(b, &gs); ok != (werr == nil) || ok && gs != ws {
 			t.Fatalf("String(%q) = %q, %v; want %q, %v", s, gs, ok, ws, werr)
 		}
+		// Object and Array end where SkipValue does, on valid JSON.
+		skip := func(at int) (int, error) { return SkipValue(b, at), nil }
+		if i := SkipSpace(b, 0); b[i] == '{' || b[i] == '[' {
+			var end int
+			var err error
+			if b[i] == '{' {
+				end, err = Object(b, i, func(_ []byte, at int) (int, error) { return skip(at) })
+			} else {
+				end, err = Array(b, i, skip)
+			}
+			if err != nil || end != SkipValue(b, i) {
+				t.Fatalf("walking %q: end %d, %v; want %d", s, end, err, SkipValue(b, i))
+			}
+		}
 		if err := EachMember(b, func(k string, v []byte) error {
 			if !json.Valid(v) {
 				t.Fatalf("EachMember(%q): member %q value %q not valid", s, k, v)
