@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // readTestHost signs the documents of the read tests.
@@ -159,4 +160,73 @@ func TestMayHoldDigest(t *testing.T) {
 	if mayHoldDigest([]byte(`{"attestations":[{"type":"SOC2","uri":"https://pub.test/a.pdf"}]}`)) || mayHoldDigest(nil) {
 		t.Error("a manifest without a digest is not skipped")
 	}
+}
+
+// readByMembers reads a catalog as the checks did before readCatalog:
+// members into maps and lists, then each entry's members; the oracle
+// FuzzReadCatalog holds readCatalog to.
+func readByMembers(b []byte) (cat catalogFields, ok bool) {
+	top, ok := rawjson.Members(b)
+	if !ok || top == nil {
+		return cat, false
+	}
+	cat.host, cat.signature = top["host"], top["signature"]
+	list, _ := rawjson.Items(top["entries"])
+	for i, raw := range list {
+		m := map[string]json.RawMessage{}
+		if rawjson.EachMember(raw, func(k string, v []byte) error { m[k] = v; return nil }) != nil {
+			continue
+		}
+		e := entryFields{index: i, rawData: m["data"], inline: m["inline"], version: m["version"],
+			trustManifest: m["trustManifest"], trustManifests: m["trustManifests"],
+			identifier: str(m["identifier"]), typ: str(m["type"]), url: str(m["url"]), digest: str(m["digest"])}
+		if e.typ == "" {
+			e.typ = str(m["mediaType"])
+		}
+		if !isNull(e.rawData) {
+			e.data = e.rawData
+		}
+		if isNull(e.version) {
+			e.version = nil
+		}
+		cat.entries = append(cat.entries, e)
+	}
+	return cat, true
+}
+
+// checkReadCatalog holds readCatalog to readByMembers on b when it is
+// JSON (normalize takes nothing from a document that is not, so neither
+// do the verdicts on it: then only nothing may panic).
+func checkReadCatalog(t *testing.T, b []byte) {
+	t.Helper()
+	got, gok := readCatalog(b)
+	if !json.Valid(b) {
+		return
+	}
+	want, wok := readByMembers(b)
+	if gok != wok || gok && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: readCatalog gave %+v, %v; want %+v, %v", b, got, gok, want, wok)
+	}
+}
+
+// TestReadCatalog: one pass over a catalog reads what maps of its members
+// read, on the read tests' documents and on broken ones.
+func TestReadCatalog(t *testing.T) {
+	for _, b := range readTestDocs(t) {
+		checkReadCatalog(t, b)
+	}
+	for _, s := range []string{`null`, `[]`, `{}`, `{"entries":null}`, `{"entries":[1,{"type":"x"},[],"y"]}`,
+		`{"entries":{"type":"a"},"signature":"s"}`, `{"entries":[{"type":"a"}],"entries":[{"type":"b"}]}`, `{"entries":[],"host":{}}`,
+		`{"entries":[{"type":"a","type":"b","mediaType":"m","data":null,"version":null}]}`, `{"entries":[{"t\u0079pe":"a"}]}`,
+		`{"entries":[{"":0"}]}`, `{"entries":[{"type" "y"}]}`} {
+		checkReadCatalog(t, []byte(s))
+	}
+}
+
+// FuzzReadCatalog holds readCatalog to readByMembers on any input.
+func FuzzReadCatalog(f *testing.F) {
+	for _, b := range readTestDocs(f) {
+		f.Add(b)
+	}
+	f.Fuzz(checkReadCatalog)
 }

@@ -147,16 +147,16 @@ func (v *Verifier) verdicts(ctx context.Context, f Fetcher, body []byte, now tim
 	}
 	// rawjson splits without validating (bounded on any input); what is
 	// signed is validated by its canonicalization, the rest by normalize.
-	top, ok := rawjson.Members(doc)
+	cat, ok := readCatalog(doc)
 	if !ok {
 		return nil, true
 	}
 	out := &normalize.TrustVerdicts{CheckedAt: now}
 	// The entries first: the catalog's signed payload is cut out of the
 	// canonical document in place.
-	c.entries(ctx, top["entries"], "", 0, out)
-	if sig, ok := top["signature"]; ok && !isNull(sig) {
-		cv := c.catalog(ctx, doc, top, sig)
+	c.entries(ctx, cat.entries, "", 0, out)
+	if cat.signature != nil && !isNull(cat.signature) {
+		cv := c.catalog(ctx, doc, cat)
 		out.Catalog = &cv
 	}
 	if out.Catalog == nil && out.Entries == nil {
@@ -203,16 +203,12 @@ func (c *check) changesAt(t time.Time) {
 // (prefix "") or an inline nested catalog's (prefix "entries[2].data."),
 // and the inline catalogs nested in them, as deep as normalize follows
 // them. Verdicts are keyed by the JSON paths normalize gives the entries.
-func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string, depth int, out *normalize.TrustVerdicts) {
-	list, _ := rawjson.Items(raw)
-	for i, e := range list {
-		path := fmt.Sprintf("%sentries[%d]", prefix, i)
-		f, ok := readEntry(e)
-		if !ok {
-			continue
-		}
+func (c *check) entries(ctx context.Context, list []entryFields, prefix string, depth int, out *normalize.TrustVerdicts) {
+	for i := range list {
+		f := &list[i]
+		path := fmt.Sprintf("%sentries[%d]", prefix, f.index)
 		f.canonical = c.canonical
-		if ev, ok := c.entry(ctx, &f, path); ok {
+		if ev, ok := c.entry(ctx, f, path); ok {
 			if out.Entries == nil {
 				out.Entries = map[string]normalize.SignatureVerdict{}
 			}
@@ -228,8 +224,8 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 			key string
 			raw json.RawMessage
 		}{{"data", f.rawData}, {"inline", f.inline}} {
-			if inner, ok := rawjson.Members(in.raw); ok && inner != nil {
-				c.entries(ctx, inner["entries"], path+"."+in.key+".", depth+1, out)
+			if inner, ok := readCatalog(in.raw); ok {
+				c.entries(ctx, inner.entries, path+"."+in.key+".", depth+1, out)
 				break
 			}
 		}
@@ -238,12 +234,12 @@ func (c *check) entries(ctx context.Context, raw json.RawMessage, prefix string,
 
 // catalog checks the whole-catalog signature of doc: its signer must be
 // the catalog's host.identifier.
-func (c *check) catalog(ctx context.Context, doc []byte, top map[string]json.RawMessage, sig json.RawMessage) normalize.SignatureVerdict {
+func (c *check) catalog(ctx context.Context, doc []byte, cat catalogFields) normalize.SignatureVerdict {
 	var host struct {
 		Identifier string `json:"identifier"`
 	}
-	_ = json.Unmarshal(top["host"], &host)
-	in, p := readSignature(sig, "signature")
+	_ = json.Unmarshal(cat.host, &host)
+	in, p := readSignature(cat.signature, "signature")
 	if p != nil {
 		return normalize.SignatureVerdict{Problems: []normalize.Problem{*p}}
 	}

@@ -22,6 +22,7 @@ type entryFields struct {
 	trustManifest, trustManifests json.RawMessage
 	rawData, inline               json.RawMessage
 	canonical                     bool // read from a document in its JCS form
+	index                         int  // its place in the catalog's entries
 }
 
 // dataDigest checks the entry's inline data against digest: over the JCS
@@ -31,51 +32,6 @@ func (e *entryFields) dataDigest(digest, path string) *normalize.Problem {
 		return CheckDigest(digest, e.data, path, "the inline data")
 	}
 	return canonicalDigest(digest, e.data, path)
-}
-
-// readEntry reads the members of one entry in one pass over it (a later
-// duplicate wins, as in a map); ok is false when raw is not an object.
-func readEntry(raw json.RawMessage) (e entryFields, ok bool) {
-	var identifier, typ, mediaType, url, digest json.RawMessage
-	err := rawjson.EachMember(raw, func(key string, val []byte) error {
-		switch key {
-		case "identifier":
-			identifier = val
-		case "type":
-			typ = val
-		case "mediaType":
-			mediaType = val
-		case "url":
-			url = val
-		case "digest":
-			digest = val
-		case "data":
-			e.rawData = val
-		case "inline":
-			e.inline = val
-		case "version":
-			e.version = val
-		case "trustManifest":
-			e.trustManifest = val
-		case "trustManifests":
-			e.trustManifests = val
-		}
-		return nil
-	})
-	if err != nil {
-		return entryFields{}, false
-	}
-	e.identifier, e.typ, e.url, e.digest = str(identifier), str(typ), str(url), str(digest)
-	if e.typ == "" {
-		e.typ = str(mediaType)
-	}
-	if !isNull(e.rawData) {
-		e.data = e.rawData
-	}
-	if isNull(e.version) {
-		e.version = nil
-	}
-	return e, true
 }
 
 // signedManifest is one trust manifest that carries a signature.
