@@ -20,6 +20,11 @@ var canonicalSeeds = []string{
 	"{\"bad\":\"\xff\"}", "{\"ctl\":\"\x01\"}", "{\"a\":1}  ", " [] ", `{"a":1}x`, `{"a":1,}`, `[1,]`,
 	`"top"`, `42`, `true`, `null`, ``, `{`, `{"a"}`, `{"a":tru}`, `[1 2]`,
 	"{\"é\":1}", "[\"\xe2\x80\"]", `{"a":{"b":{"c":[[[]]]}}}`,
+	// Members in order already, or not, at some depth (sortedNames).
+	`{"a":1,"b":{"c":[{"d":1,"e":2},{"e":1,"d":2}]},"c":""}`, `{"":1,"a":{"":[],"b":{}},"b":[{"x":1}]}`,
+	`{"a":[1,{"b":2,"a":1}],"b":"}"}`, `{"a\"":1,"a":2}`, `{"a\\":1,"a":2}`, `{"z":{"a":1},"a":{"z":1}}`,
+	`{"A":1,"_":2,"a":3,"~":4}`, `{"\u007f":1,"~":2}`, `{"é":1,"z":2}`, `{"a":1,"b":2,"b":3}`,
+	"{\n  \"collections\": [],\n  \"entries\": [\n    {\"a\": 1, \"b\": [\"x\", {\"c\": null}]}\n  ],\n  \"host\": {}\n}",
 }
 
 // checkCanonical compares canonicalize with gowebpki/jcs on doc: both
@@ -54,4 +59,19 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) { checkCanonical(t, doc) })
+}
+
+// TestSortedNames: the cheap pass tells members in order from members out
+// of order (or names it cannot compare by bytes) in jsontext's compact
+// output.
+func TestSortedNames(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{}`: true, `[]`: true, `"a"`: true, `{"":1,"a":{"b":[{"c":1,"d":2}],"c":"}"},"b":[]}`: true,
+		`{"a":1,"b":{"d":1,"c":2}}`: false, `{"b":1,"a":2}`: false, `[{"a":1},{"b":1,"a":2}]`: false,
+		`{"a":[{"z":1}],"b":1}`: true, `{"a":"x","a":"y"}`: false, `{"é":1}`: false, `{"a\"":1}`: false,
+	} {
+		if got := sortedNames([]byte(s)); got != want {
+			t.Errorf("sortedNames(%s) = %v, want %v", s, got, want)
+		}
+	}
 }
