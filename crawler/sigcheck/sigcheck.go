@@ -110,8 +110,12 @@ func New(cfg Config) *Verifier {
 // wrong with such a document. The result is shared: callers must not
 // change it.
 func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time.Time) *normalize.TrustVerdicts {
-	signed := bytes.Contains(body, []byte(`"signature"`))
-	if !signed && !bytes.Contains(body, []byte(`"digest"`)) {
+	// Names searched from their first rare letter: bytes.Index jumps
+	// between the candidates for the first byte, and a quote is in every
+	// string. (A name written with escapes is not seen: the catalog then
+	// counts as unsigned.)
+	signed := bytes.Contains(body, []byte(`gnature"`))
+	if !signed && !bytes.Contains(body, []byte(`gest"`)) {
 		return nil // the common case: nothing signed, nothing to check
 	}
 	key := sha256.Sum256(body)
