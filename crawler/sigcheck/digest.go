@@ -73,8 +73,7 @@ func canonicalDigest(digest string, data json.RawMessage, path string) *normaliz
 // the entry's own digest member, else the digest of its trust manifest's
 // signed subject (either shape); "" when it declares none.
 func ArtifactDigest(rec *normalize.Record) string {
-	var d string
-	if raw, ok := rec.Extra["digest"]; ok && json.Unmarshal(raw, &d) == nil && d != "" {
+	if d := str(rec.Extra["digest"]); d != "" {
 		return d
 	}
 	var tm struct {
