@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,19 +17,8 @@ import (
 // kills it while a sync is being written, starts it again on the same port
 // and data, and checks every record arrived and every result was applied.
 func TestMeilisearchRestartMidSyncLosesNothing(t *testing.T) {
-	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
-	if bin == "" {
-		if meilitest.Required() {
-			t.Fatal("AGENTFINDER_MEILI_BIN not set")
-		}
-		t.Skip("AGENTFINDER_MEILI_BIN not set; run `make test`")
-	}
 	ctx := t.Context()
-	m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: bin, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("StartManaged: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Stop() })
+	m := meilitest.Managed(t)
 
 	res := &results{}
 	ix, err := New(ctx, meili.New(m.URL, m.APIKey), Config{Index: "agents", QueueSize: 4, BatchSize: 100,

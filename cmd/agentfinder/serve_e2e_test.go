@@ -581,13 +581,7 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
-	if bin == "" {
-		if meilitest.Required() {
-			t.Fatal("AGENTFINDER_MEILI_BIN not set (make test sets it)")
-		}
-		t.Skip("AGENTFINDER_MEILI_BIN not set")
-	}
+	bin := meilitest.Bin(t)
 	dataDir := t.TempDir()
 	// A link to the binary, removed later to make restarts fail.
 	link := filepath.Join(t.TempDir(), "meilisearch")

@@ -3,8 +3,6 @@ package e2e_test
 import (
 	"context"
 	"errors"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,19 +24,8 @@ import (
 // records out of the index until the publisher changes it) and index it;
 // only then is its validator kept and used.
 func TestRestartWhileMeilisearchDownLosesNoCatalog(t *testing.T) {
-	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
-	if bin == "" {
-		if meilitest.Required() {
-			t.Fatal("AGENTFINDER_MEILI_BIN not set")
-		}
-		t.Skip("AGENTFINDER_MEILI_BIN not set; run `make test`")
-	}
 	ctx := t.Context()
-	m, err := meili.StartManaged(ctx, meili.ManagedConfig{Bin: bin, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("StartManaged: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Stop() })
+	m := meilitest.Managed(t)
 
 	const host = "etag-shop.test"
 	web, err := fixtures.Start(ctx, fixtures.Options{NoWorld: true})
@@ -63,15 +50,9 @@ func TestRestartWhileMeilisearchDownLosesNoCatalog(t *testing.T) {
 		return ix
 	}
 	newCrawler := func(sink crawler.Sink) *crawler.Crawler {
-		cr, err := crawler.New(crawler.Config{
-			DNSServer:         web.DNSAddr,
-			PortMap:           map[string]string{"443": strconv.Itoa(web.PortFor("https")), "80": strconv.Itoa(web.PortFor("http"))},
-			AllowPrivate:      true,
-			CAFile:            web.CAFile,
-			DisableEnrichment: true,
-			DisableDNS:        true,
-			Timeout:           5 * time.Second,
-		}, sink, nil)
+		cfg := fixtureCrawlerConfig(web)
+		cfg.DisableEnrichment, cfg.DisableDNS, cfg.MaxAttempts = true, true, 0
+		cr, err := crawler.New(cfg, sink, nil)
 		if err != nil {
 			t.Fatalf("crawler.New: %v", err)
 		}

@@ -45,6 +45,34 @@ func Connect(t testing.TB) *Server {
 	return &Server{URL: url, APIKey: key, Client: c}
 }
 
+// Bin returns the Meilisearch binary AGENTFINDER_MEILI_BIN names, as
+// `make test` sets it, for tests that run a Meilisearch of their own.
+// Without it, it skips the test, or fails it when Required.
+func Bin(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
+	if bin == "" {
+		if Required() {
+			t.Fatal("meilitest: AGENTFINDER_MEILI_BIN not set (make test sets it)")
+		}
+		t.Skip("meilitest: AGENTFINDER_MEILI_BIN not set; run `make test`")
+	}
+	return bin
+}
+
+// Managed starts a Meilisearch of the test's own from Bin on a temporary
+// data directory, for tests that kill it and start it again; it is stopped
+// when the test ends.
+func Managed(t testing.TB) *meili.Managed {
+	t.Helper()
+	m, err := meili.StartManaged(t.Context(), meili.ManagedConfig{Bin: Bin(t), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("meilitest: start a managed Meilisearch: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	return m
+}
+
 // NewIndexName returns a unique index name with the given prefix.
 func NewIndexName(prefix string) string {
 	var b [6]byte
