@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,13 +61,13 @@ func TestSameWebSameIndex(t *testing.T) {
 	}
 	// Run A: seeds in order, 4 fetches at a time, losers late.
 	late(losers)
-	a := crawlInto(t, s, w, runOptions{concurrency: 4})
+	a := crawlInto(t, w, runOptions{concurrency: 4})
 	// Run B: seeds reversed, 16 fetches at a time, winners late.
 	for _, h := range losers {
 		w.Script(h, fixtures.PathWellKnown, fixtures.Behavior{})
 	}
 	late(winners)
-	b := crawlInto(t, s, w, runOptions{concurrency: 16, reverse: true})
+	b := crawlInto(t, w, runOptions{concurrency: 16, reverse: true})
 	for i := range winners {
 		if a.put(winners[i]) < a.put(losers[i]) == (b.put(winners[i]) < b.put(losers[i])) {
 			t.Fatalf("test setup: both runs handed %s and %s to ingest in the same order", winners[i], losers[i])
@@ -177,9 +176,7 @@ type runOptions struct {
 }
 
 type run struct {
-	index string
-	cr    *crawler.Crawler
-	ix    *ingest.Indexer
+	*stack
 	seeds []string
 	mu    sync.Mutex
 	ids   map[string]bool // every identifier an ok fetch listed
@@ -187,41 +184,17 @@ type run struct {
 }
 
 // crawlInto crawls all the seeds of w into a fresh index.
-func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions) *run {
+func crawlInto(t *testing.T, w *fixtures.Web, o runOptions) *run {
 	t.Helper()
-	ctx := t.Context()
-	r := &run{index: meilitest.NewIndexName("same"), ids: map[string]bool{}}
-	t.Cleanup(func() {
-		for _, uid := range []string{r.index, r.index + "_sources"} {
-			if task, err := s.Client.DeleteIndex(uid); err == nil {
-				_ = meilitest.Wait(s.Client, task.TaskUID)
-			}
-		}
+	r := &run{ids: map[string]bool{}, seeds: w.Seeds()}
+	r.stack = newStack(t, "same", stackOptions{
+		web: w,
+		crawler: func(c *crawler.Config) {
+			quickRetries(c)
+			c.Concurrency = o.concurrency
+		},
+		sink: func(ix *ingest.Indexer) crawler.Sink { return teeSink{r, ix} },
 	})
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: r.index})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = ix.Close(cctx)
-	})
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:     w.DNSAddr,
-		PortMap:       map[string]string{"443": strconv.Itoa(w.PortFor("https")), "80": strconv.Itoa(w.PortFor("http"))},
-		AllowPrivate:  true,
-		CAFile:        w.CAFile,
-		Concurrency:   o.concurrency,
-		RetryBackoff:  10 * time.Millisecond,
-		MaxRetryAfter: 100 * time.Millisecond,
-		Timeout:       5 * time.Second,
-	}, teeSink{r, ix}, nil)
-	if err != nil {
-		t.Fatalf("crawler: %v", err)
-	}
-	t.Cleanup(func() { _ = cr.Close() })
-	r.cr, r.ix, r.seeds = cr, ix, w.Seeds()
 	if o.reverse {
 		slices.Reverse(r.seeds)
 	}
@@ -234,12 +207,7 @@ func crawlInto(t *testing.T, s *meilitest.Server, w *fixtures.Web, o runOptions)
 // crawl crawls r's seeds again and waits until ingest wrote the results.
 func (r *run) crawl(t *testing.T) {
 	t.Helper()
-	if _, err := r.cr.Crawl(t.Context(), r.seeds); err != nil {
-		t.Fatalf("crawl: %v", err)
-	}
-	if err := r.ix.Flush(t.Context()); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
+	r.stack.crawl(t, r.seeds)
 }
 
 // teeSink notes the order of the results and the identifiers of every ok

@@ -5,70 +5,33 @@
 package e2e_test
 
 import (
-	"context"
-	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/meilisearch/meilisearch-go"
 
-	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
 func TestCrawlFixtureWebIntoIndex(t *testing.T) {
-	s := meilitest.Connect(t)
-	ctx := t.Context()
-	index := meilitest.NewIndexName("e2e")
-	dropIndexes(t, s, index)
-
-	w, err := fixtures.Start(ctx, fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
-
 	var mu sync.Mutex
 	last := map[string]ingest.ApplyResult{}
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: index, OnResult: func(catalog string, a ingest.ApplyResult) {
-		mu.Lock()
-		last[catalog] = a
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = ix.Close(cctx)
+	st := newStack(t, "e2e", stackOptions{
+		ingest: func(c *ingest.Config) {
+			c.OnResult = func(catalog string, a ingest.ApplyResult) {
+				mu.Lock()
+				last[catalog] = a
+				mu.Unlock()
+			}
+		},
+		crawler: quickRetries,
 	})
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:     w.DNSAddr,
-		PortMap:       map[string]string{"443": strconv.Itoa(w.PortFor("https")), "80": strconv.Itoa(w.PortFor("http"))},
-		AllowPrivate:  true,
-		CAFile:        w.CAFile,
-		RetryBackoff:  10 * time.Millisecond,
-		MaxRetryAfter: 100 * time.Millisecond,
-		Timeout:       5 * time.Second,
-	}, ix, nil)
-	if err != nil {
-		t.Fatalf("crawler: %v", err)
-	}
-	t.Cleanup(func() { _ = cr.Close() })
-
-	crawl := func(name string) {
+	s, w, ix, index, ctx := st.s, st.w, st.ix, st.index, t.Context()
+	crawl := func() {
 		t.Helper()
-		if _, err := cr.Crawl(ctx, w.Seeds()); err != nil {
-			t.Fatalf("%s: crawl: %v", name, err)
-		}
-		if err := ix.Flush(ctx); err != nil {
-			t.Fatalf("%s: flush: %v", name, err)
-		}
+		st.crawl(t, w.Seeds())
 	}
 	get := func(identifier string) *normalize.Document {
 		t.Helper()
@@ -79,7 +42,7 @@ func TestCrawlFixtureWebIntoIndex(t *testing.T) {
 		return &d
 	}
 
-	crawl("first crawl")
+	crawl()
 	if st := ix.Stats(); st.Documents == 0 || st.TaskFailures != 0 {
 		t.Fatalf("first crawl: %+v", st)
 	}
@@ -101,7 +64,7 @@ func TestCrawlFixtureWebIntoIndex(t *testing.T) {
 
 	// Second crawl: changing.test now drops lost-and-found, changes the trip
 	// planner and adds service alerts; everything else answers 304.
-	crawl("second crawl")
+	crawl()
 	if get(lost) != nil {
 		t.Fatal("an entry changing.test no longer lists is still indexed")
 	}
@@ -118,7 +81,7 @@ func TestCrawlFixtureWebIntoIndex(t *testing.T) {
 		t.Fatalf("no documents from %s", acmeCatalog)
 	}
 	w.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{Status: 503})
-	crawl("third crawl")
+	crawl()
 	mu.Lock()
 	a := last[acmeCatalog]
 	mu.Unlock()

@@ -1,19 +1,15 @@
 package e2e_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
-	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -22,50 +18,27 @@ import (
 // reported invalid, and its last good record stays in the index, as it
 // would if the whole catalog had failed.
 func TestOnlyEntryTurnedInvalidKeepsItsRecord(t *testing.T) {
-	s := meilitest.Connect(t)
-	ctx := t.Context()
-	index := meilitest.NewIndexName("invalid")
-	dropIndexes(t, s, index)
 	const host, id = "one-entry.test", "urn:ai:one-entry.test:agent:solo"
-	web, err := fixtures.Start(ctx, fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = web.Close() })
 	good := []byte(`{"specVersion": "1.0", "entries": [{"identifier": "` + id + `", "displayName": "Solo",
 	  "type": "application/a2a-agent-card+json", "url": "https://one-entry.test/agents/solo.json", "description": "The only agent."}]}`)
 	broken := []byte(`{"specVersion": "1.0", "entries": [{"identifier": "` + id + `", "displayName": "Solo",
 	  "url": "https://one-entry.test/agents/solo.json", "description": "The only agent, its type lost."}]}`)
 
 	var applied []ingest.ApplyResult
-	ix, err := ingest.New(ctx, s.Client, ingest.Config{Index: index, OnResult: func(_ string, a ingest.ApplyResult) { applied = append(applied, a) }})
-	if err != nil {
-		t.Fatalf("ingest: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = ix.Close(cctx)
+	st := newStack(t, "invalid", stackOptions{
+		webOpts: fixtures.Options{NoWorld: true},
+		ingest: func(c *ingest.Config) {
+			c.OnResult = func(_ string, a ingest.ApplyResult) { applied = append(applied, a) }
+		},
+		crawler: func(c *crawler.Config) {
+			c.DisableEnrichment, c.DisableDNS, c.MaxAttempts = true, true, 0
+		},
 	})
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.PortFor("https")), "80": strconv.Itoa(web.PortFor("http"))},
-		AllowPrivate: true, CAFile: web.CAFile, DisableEnrichment: true, DisableDNS: true, Timeout: 5 * time.Second,
-	}, ix, nil)
-	if err != nil {
-		t.Fatalf("crawler: %v", err)
-	}
-	t.Cleanup(func() { _ = cr.Close() })
+	s, index, ctx := st.s, st.index, t.Context()
 	crawl := func(body []byte) crawler.CatalogReport {
 		t.Helper()
-		web.SetFile(host, "/.well-known/ai-catalog.json", body)
-		rep, err := cr.Crawl(ctx, []string{host})
-		if err != nil {
-			t.Fatalf("crawl: %v", err)
-		}
-		if err := ix.Flush(ctx); err != nil {
-			t.Fatalf("flush: %v", err)
-		}
+		st.w.SetFile(host, "/.well-known/ai-catalog.json", body)
+		rep := st.crawl(t, []string{host})
 		if len(rep.Catalogs) != 1 {
 			t.Fatalf("crawl reported %d catalogs: %+v", len(rep.Catalogs), rep.Catalogs)
 		}

@@ -36,6 +36,12 @@ func fixtureCrawlerConfig(w *fixtures.Web) crawler.Config {
 	}
 }
 
+// quickRetries keeps the crawler's retries (3 attempts) but makes them
+// quick.
+func quickRetries(c *crawler.Config) {
+	c.MaxAttempts, c.RetryBackoff, c.MaxRetryAfter = 0, 10*time.Millisecond, 100*time.Millisecond
+}
+
 // stack is the fixture web, a fresh index with its indexer, and a crawler
 // writing into it: all closed when the test ends.
 type stack struct {
@@ -46,20 +52,39 @@ type stack struct {
 	cr    *crawler.Crawler
 }
 
-// newStack starts a stack on a new index named after name; tune, when not
-// nil, adjusts the crawler's configuration.
-func newStack(t *testing.T, name string, tune func(*crawler.Config)) *stack {
+// stackOptions change what newStack starts; the zero value is the fixture
+// world, an indexer with the default configuration and a crawler that
+// fails fast (fixtureCrawlerConfig).
+type stackOptions struct {
+	web     *fixtures.Web    // a web already running, shared (nil: start one with webOpts)
+	webOpts fixtures.Options // the web to start
+	ingest  func(*ingest.Config)
+	crawler func(*crawler.Config)
+	// sink wraps the indexer into what the crawler writes to (nil: the
+	// indexer itself).
+	sink func(*ingest.Indexer) crawler.Sink
+}
+
+// newStack starts a stack on a new index named after name, as o says.
+func newStack(t *testing.T, name string, o stackOptions) *stack {
 	t.Helper()
 	ctx := t.Context()
-	st := &stack{s: meilitest.Connect(t), index: meilitest.NewIndexName(name)}
+	st := &stack{s: meilitest.Connect(t), index: meilitest.NewIndexName(name), w: o.web}
 	dropIndexes(t, st.s, st.index)
-	w, err := fixtures.Start(ctx, fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
+	if st.w == nil {
+		w, err := fixtures.Start(ctx, o.webOpts)
+		if err != nil {
+			t.Fatalf("fixtures: %v", err)
+		}
+		t.Cleanup(func() { _ = w.Close() })
+		st.w = w
 	}
-	t.Cleanup(func() { _ = w.Close() })
-	st.w = w
-	if st.ix, err = ingest.New(ctx, st.s.Client, ingest.Config{Index: st.index}); err != nil {
+	icfg := ingest.Config{Index: st.index}
+	if o.ingest != nil {
+		o.ingest(&icfg)
+	}
+	var err error
+	if st.ix, err = ingest.New(ctx, st.s.Client, icfg); err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
 	t.Cleanup(func() {
@@ -67,24 +92,31 @@ func newStack(t *testing.T, name string, tune func(*crawler.Config)) *stack {
 		defer cancel()
 		_ = st.ix.Close(cctx)
 	})
-	cfg := fixtureCrawlerConfig(w)
-	if tune != nil {
-		tune(&cfg)
+	cfg := fixtureCrawlerConfig(st.w)
+	if o.crawler != nil {
+		o.crawler(&cfg)
 	}
-	if st.cr, err = crawler.New(cfg, st.ix, nil); err != nil {
+	var sink crawler.Sink = st.ix
+	if o.sink != nil {
+		sink = o.sink(st.ix)
+	}
+	if st.cr, err = crawler.New(cfg, sink, nil); err != nil {
 		t.Fatalf("crawler: %v", err)
 	}
 	t.Cleanup(func() { _ = st.cr.Close() })
 	return st
 }
 
-// crawl crawls seeds and waits until ingest has written what it found.
-func (st *stack) crawl(t *testing.T, seeds []string) {
+// crawl crawls seeds, waits until ingest has written what it found and
+// returns the crawl's report.
+func (st *stack) crawl(t *testing.T, seeds []string) *crawler.Report {
 	t.Helper()
-	if _, err := st.cr.Crawl(t.Context(), seeds); err != nil {
+	rep, err := st.cr.Crawl(t.Context(), seeds)
+	if err != nil {
 		t.Fatalf("crawl: %v", err)
 	}
 	if err := st.ix.Flush(t.Context()); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
+	return rep
 }

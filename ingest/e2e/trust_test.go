@@ -21,9 +21,9 @@ import (
 // Then the signer's DID document goes away while its catalog stays byte
 // for byte the same: the next crawl must rewrite its records as none.
 func TestSignedCatalogsEndToEnd(t *testing.T) {
-	st := newStack(t, "trust", func(c *crawler.Config) {
+	st := newStack(t, "trust", stackOptions{crawler: func(c *crawler.Config) {
 		c.DIDCacheTTL = time.Nanosecond // every crawl resolves the DIDs again
-	})
+	}})
 	w := st.w
 	crawl := func() {
 		t.Helper()

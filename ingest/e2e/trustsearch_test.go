@@ -20,7 +20,7 @@ import (
 // GET /agents, POST /search and POST /explore alike.
 func TestSignedOnlyEndToEnd(t *testing.T) {
 	ctx := t.Context()
-	st := newStack(t, "signedonly", nil)
+	st := newStack(t, "signedonly", stackOptions{})
 	w := st.w
 	st.crawl(t, w.SignedSeeds())
 	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client, MinScore: -1}, nil)
