@@ -12,6 +12,7 @@ require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/gowebpki/jcs v1.0.2
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/jonboulle/clockwork v0.5.0
 	github.com/meilisearch/meilisearch-go v0.36.3
 	github.com/miekg/dns v1.1.73
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -514,7 +516,7 @@ func TestHopLimit(t *testing.T) {
 }
 
 func TestBreakerOpensAndCloses(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC))
 	healthy := make(chan bool, 1)
 	healthy <- false
 	up := newSwapServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

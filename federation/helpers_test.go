@@ -338,22 +338,4 @@ func field(t testing.TB, h Hit, k string) string {
 	return s
 }
 
-// fakeClock is a settable clock for the breaker.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 var _ = fmt.Sprintf

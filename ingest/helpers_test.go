@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/meilisearch/meilisearch-go"
 	"go.uber.org/goleak"
 
@@ -21,24 +22,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
-}
-
-// clock is a settable clock for the age rule.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 // results collects OnResult calls.
@@ -70,7 +53,7 @@ type env struct {
 	client  meilisearch.ServiceManager
 	index   string
 	ix      *Indexer
-	clock   *clock
+	clock   *clockwork.FakeClock // the age rule's
 	results *results
 }
 
@@ -80,7 +63,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
 	s := meilitest.Connect(t)
 	e := &env{t: t, client: s.Client, index: meilitest.NewIndexName("ingest"),
-		clock: &clock{t: time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)}, results: &results{}}
+		clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)), results: &results{}}
 	t.Cleanup(func() { dropIndexes(s.Client, e.index) })
 	e.open(cfg)
 	return e

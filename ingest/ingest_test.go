@@ -263,7 +263,7 @@ func TestStaleMarkingAndRecovery(t *testing.T) {
 
 	// Age: no successful fetch of other.test for longer than StaleAfter.
 	e.sync(catalog(t, acme, acmeManifest()))
-	e.clock.Add(72 * time.Hour)
+	e.clock.Advance(72 * time.Hour)
 	e.sync() // a flush runs the age check
 	if got := e.count("stale = true AND sourceCatalog = " + quote(other)); got != 1 {
 		t.Fatalf("other.test after 72h without a fetch: %d stale, want 1", got)

@@ -10,9 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/crawler/probe"
@@ -37,24 +38,6 @@ const (
 	idStdio   = "urn:ai:live.test:mcp:stdio"
 	idNotes   = "urn:ai:live.test:skill:notes"
 )
-
-// clock is a test clock the prober reads.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // healthSink hands the prober's verdicts to an indexer made after it (the
 // indexer reads the prober's state, the prober writes to the indexer).
@@ -84,7 +67,7 @@ func (o observed) Put(ctx context.Context, res normalize.CatalogResult) error {
 type live struct {
 	t     *testing.T
 	web   *fixtures.Web
-	clock *clock
+	clock *clockwork.FakeClock
 	cfg   probe.Config
 	cr    *crawler.Crawler
 	ix    *ingest.Indexer
@@ -100,7 +83,7 @@ func newLive(t *testing.T) *live {
 		t.Fatalf("fixtures: %v", err)
 	}
 	t.Cleanup(func() { web.Close() })
-	l := &live{t: t, web: web, clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	l := &live{t: t, web: web, clock: clockwork.NewFakeClockAt(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	l.cfg = probe.Config{Slow: 100 * time.Millisecond, Now: l.clock.Now, StatePath: filepath.Join(t.TempDir(), "probe.json")}
 	cr, err := crawler.New(crawler.Config{
 		DNSServer:    web.DNSAddr,
@@ -292,12 +275,12 @@ func TestLiveness(t *testing.T) {
 		l.want(idDown, normalize.HealthUnknown, "failure 1 of 3")
 		l.want(idRefused, normalize.HealthUnknown, "failure 1 of 3")
 		l.want(idGone, normalize.HealthUnknown, "a2a-card: HTTP 404 (failure 1 of 3")
-		l.clock.Add(10 * time.Minute * 11 / 10) // past the first retry, jitter included
+		l.clock.Advance(10 * time.Minute * 11 / 10) // past the first retry, jitter included
 		if n := l.round(); n != 3 {
 			t.Errorf("retry round probed %d records, want the 3 failing ones", n)
 		}
 		l.want(idDown, normalize.HealthUnknown, "failure 2 of 3")
-		l.clock.Add(20 * time.Minute * 11 / 10)
+		l.clock.Advance(20 * time.Minute * 11 / 10)
 		l.round()
 		l.want(idDown, normalize.HealthDown, "HTTP 503")
 		l.want(idRefused, normalize.HealthDown, "connection_error")
@@ -324,12 +307,12 @@ func TestLiveness(t *testing.T) {
 	})
 
 	t.Run("a down record is probed again within hours, backing off", func(t *testing.T) {
-		l.clock.Add(40 * time.Minute * 11 / 10) // past the retry after a third failure
+		l.clock.Advance(40 * time.Minute * 11 / 10) // past the retry after a third failure
 		if n := l.round(); n != 3 {
 			t.Errorf("a round 44 minutes after they went down probed %d records, want the 3 down ones", n)
 		}
 		l.want(idDown, normalize.HealthDown, "HTTP 503")
-		l.clock.Add(40 * time.Minute * 11 / 10) // short of the next retry (80 minutes, jitter included)
+		l.clock.Advance(40 * time.Minute * 11 / 10) // short of the next retry (80 minutes, jitter included)
 		if n := l.round(); n != 0 {
 			t.Errorf("a round 44 minutes after the last retry probed %d records, want none", n)
 		}
@@ -352,7 +335,7 @@ func TestLiveness(t *testing.T) {
 		if n := p2.RunDue(t.Context()); n != 0 {
 			t.Errorf("after restart %d records were probed at once, want none before they are due", n)
 		}
-		l.clock.Add(27 * time.Hour) // past every record's daily probe
+		l.clock.Advance(27 * time.Hour) // past every record's daily probe
 		if n := p2.RunDue(t.Context()); n != 9 {
 			t.Errorf("a day later %d records were probed, want 9", n)
 		}
