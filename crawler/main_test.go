@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -26,30 +26,19 @@ func TestMain(m *testing.M) {
 // startWeb starts the fixture web for one test.
 func startWeb(t testing.TB) *fixtures.Web {
 	t.Helper()
-	web, err := fixtures.Start(context.Background(), fixtures.Options{})
-	if err != nil {
-		t.Fatalf("start fixture web: %v", err)
-	}
-	t.Cleanup(func() { web.Close() })
-	return web
+	return crawlertest.Web(t, fixtures.Options{})
 }
 
 // webConfig is a crawler configuration that reaches the fixture web: its
 // DNS server, its CA, its ports, private addresses allowed, and short
 // timeouts and retry waits so broken cases end quickly.
 func webConfig(web *fixtures.Web) crawler.Config {
-	return crawler.Config{
-		UserAgent:     "AgentFinderBot/test (+https://github.com/agentfinder/agentfinder)",
-		DNSServer:     web.DNSAddr,
-		CAFile:        web.CAFile,
-		PortMap:       map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate:  true,
-		Timeout:       2 * time.Second,
-		MaxAttempts:   2,
-		RetryBackoff:  5 * time.Millisecond,
-		MaxRetryAfter: 50 * time.Millisecond,
-		MaxCrawlDelay: 20 * time.Millisecond, // robots-only.test asks for 1s
-	}
+	cfg := crawlertest.Config(web)
+	cfg.UserAgent = "AgentFinderBot/test (+https://github.com/agentfinder/agentfinder)"
+	cfg.Timeout, cfg.MaxAttempts = 2*time.Second, 2
+	cfg.RetryBackoff, cfg.MaxRetryAfter = 5*time.Millisecond, 50*time.Millisecond
+	cfg.MaxCrawlDelay = 20 * time.Millisecond // robots-only.test asks for 1s
+	return cfg
 }
 
 // collector is a Sink that keeps every result.

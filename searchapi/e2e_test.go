@@ -5,12 +5,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -29,28 +29,16 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 			_ = meilitest.Wait(ms.Client, task.TaskUID)
 		}
 	})
-	web, err := fixtures.Start(context.Background(), fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixture web: %v", err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	ix, err := ingest.New(ctx, ms.Client, ingest.Config{Index: name})
 	if err != nil {
 		t.Fatalf("ingest.New: %v", err)
 	}
 	t.Cleanup(func() { _ = ix.Close(context.Background()) })
-	c, err := crawler.New(crawler.Config{
-		UserAgent:     "AgentFinderBot/test",
-		DNSServer:     web.DNSAddr,
-		CAFile:        web.CAFile,
-		PortMap:       map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate:  true,
-		Timeout:       2 * time.Second,
-		MaxAttempts:   2,
-		RetryBackoff:  5 * time.Millisecond,
-		MaxRetryAfter: 50 * time.Millisecond,
-		MaxCrawlDelay: 20 * time.Millisecond,
-	}, ix, nil)
+	cfg := crawlertest.Config(web)
+	cfg.UserAgent, cfg.Timeout, cfg.MaxAttempts = "AgentFinderBot/test", 2*time.Second, 2
+	cfg.RetryBackoff, cfg.MaxRetryAfter, cfg.MaxCrawlDelay = 5*time.Millisecond, 50*time.Millisecond, 20*time.Millisecond
+	c, err := crawler.New(cfg, ix, nil)
 	if err != nil {
 		t.Fatalf("crawler.New: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -354,19 +355,10 @@ func (c *collectSink) Put(_ context.Context, res normalize.CatalogResult) error 
 // alone and returns the identifiers it found: what serve must index.
 func referenceCrawl(t *testing.T, seeds []string) []string {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
+	web := crawlertest.Web(t, fixtures.Options{})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	sink := &collectSink{ids: map[string]bool{}}
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		AllowPrivate: true,
-		PortMap:      map[string]string{"443": fmt.Sprint(web.HTTPSPort), "80": fmt.Sprint(web.HTTPPort)},
-	}, sink, nil)
+	cr, err := crawler.New(crawlertest.Config(web), sink, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package probe_test
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/crawler/probe"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -47,15 +47,8 @@ func BenchmarkProbeRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer web.Close()
-	cfg := crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate: true,
-		Concurrency:  16,
-		MaxAttempts:  1,
-		DisableDNS:   true,
-	}
+	cfg := crawlertest.Config(web)
+	cfg.Concurrency, cfg.MaxAttempts, cfg.DisableDNS = 16, 1, true
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var crawlTime, probeTime time.Duration
 	var probed, tracked int

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/crawler/probe"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
@@ -78,21 +78,12 @@ type live struct {
 func newLive(t *testing.T) *live {
 	t.Helper()
 	m, index := meilitest.Index(t, "probe")
-	web, err := fixtures.Start(context.Background(), fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	l := &live{t: t, web: web, clock: clockwork.NewFakeClockAt(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	l.cfg = probe.Config{Slow: 100 * time.Millisecond, Now: l.clock.Now, StatePath: filepath.Join(t.TempDir(), "probe.json")}
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate: true,
-		Timeout:      2 * time.Second,
-		MaxAttempts:  1,
-	}, nil, nil)
+	cfg := crawlertest.Config(web)
+	cfg.Timeout, cfg.MaxAttempts = 2*time.Second, 1
+	cr, err := crawler.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +112,9 @@ func newLive(t *testing.T) *live {
 // index has them.
 func (l *live) crawl(seeds ...string) {
 	l.t.Helper()
-	c, err := crawler.New(crawler.Config{
-		DNSServer:    l.web.DNSAddr,
-		CAFile:       l.web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(l.web.HTTPSPort), "80": strconv.Itoa(l.web.HTTPPort)},
-		AllowPrivate: true,
-		Timeout:      2 * time.Second,
-		DisableDNS:   true,
-	}, observed{ix: l.ix, p: l.p}, nil)
+	cfg := crawlertest.Config(l.web)
+	cfg.Timeout, cfg.DisableDNS = 2*time.Second, true
+	c, err := crawler.New(cfg, observed{ix: l.ix, p: l.p}, nil)
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/crawler/probe"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -226,18 +227,10 @@ func TestStatusRule(t *testing.T) {
 // DNS, CA and ports; 2 s timeout), both closed when the test ends.
 func fixtureCrawler(t *testing.T) (*fixtures.Web, *crawler.Crawler) {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = web.Close() })
-	cr, err := crawler.New(crawler.Config{
-		DNSServer:    web.DNSAddr,
-		CAFile:       web.CAFile,
-		PortMap:      map[string]string{"443": strconv.Itoa(web.HTTPSPort), "80": strconv.Itoa(web.HTTPPort)},
-		AllowPrivate: true,
-		Timeout:      2 * time.Second,
-	}, nil, nil)
+	web := crawlertest.Web(t, fixtures.Options{})
+	cfg := crawlertest.Config(web)
+	cfg.Timeout = 2 * time.Second
+	cr, err := crawler.New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -45,11 +46,7 @@ func TestSameWebSameIndex(t *testing.T) {
 	s := meilitest.Connect(t)
 	root, hosts := realworldWeb(t)
 	gen := fixtures.Generate(4, 6, 22)
-	w, err := fixtures.Start(t.Context(), fixtures.Options{Root: root, Generated: gen, NoWorld: true})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := crawlertest.Web(t, fixtures.Options{Root: root, Generated: gen, NoWorld: true})
 	// Each run delays the catalogs that win the conflicts in the other, so
 	// the claims on one identifier arrive in opposite orders.
 	winners := []string{hosts["basic__ai-catalog.json"], hosts["mcp-snowdata-ai-catalog.json"]}

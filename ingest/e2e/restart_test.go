@@ -9,6 +9,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meili"
@@ -28,11 +29,7 @@ func TestRestartWhileMeilisearchDownLosesNoCatalog(t *testing.T) {
 	m := meilitest.Managed(t)
 
 	const host = "etag-shop.test"
-	web, err := fixtures.Start(ctx, fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { _ = web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	web.SetFile(host, "/.well-known/ai-catalog.json", []byte(`{"specVersion": "1.0", "entries": [
 	  {"identifier": "urn:ai:etag-shop.test:agent:one", "displayName": "One", "type": "application/a2a-agent-card+json",
 	   "url": "https://etag-shop.test/agents/one.json", "description": "The first agent."},

@@ -2,11 +2,11 @@ package e2e_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -24,16 +24,11 @@ func dropIndexes(t *testing.T, s *meilitest.Server, index string) {
 }
 
 // fixtureCrawlerConfig is a crawler configuration that reaches w's hosts
-// (its DNS, its ports, its CA) and fails fast.
+// and fails fast.
 func fixtureCrawlerConfig(w *fixtures.Web) crawler.Config {
-	return crawler.Config{
-		DNSServer:    w.DNSAddr,
-		PortMap:      map[string]string{"443": strconv.Itoa(w.PortFor("https")), "80": strconv.Itoa(w.PortFor("http"))},
-		AllowPrivate: true,
-		CAFile:       w.CAFile,
-		Timeout:      5 * time.Second,
-		MaxAttempts:  1,
-	}
+	cfg := crawlertest.Config(w)
+	cfg.Timeout, cfg.MaxAttempts = 5*time.Second, 1
+	return cfg
 }
 
 // quickRetries keeps the crawler's retries (3 attempts) but makes them
@@ -72,12 +67,7 @@ func newStack(t *testing.T, name string, o stackOptions) *stack {
 	st := &stack{s: meilitest.Connect(t), index: meilitest.NewIndexName(name), w: o.web}
 	dropIndexes(t, st.s, st.index)
 	if st.w == nil {
-		w, err := fixtures.Start(ctx, o.webOpts)
-		if err != nil {
-			t.Fatalf("fixtures: %v", err)
-		}
-		t.Cleanup(func() { _ = w.Close() })
-		st.w = w
+		st.w = crawlertest.Web(t, o.webOpts)
 	}
 	icfg := ingest.Config{Index: st.index}
 	if o.ingest != nil {
