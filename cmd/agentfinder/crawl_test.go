@@ -8,34 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 )
 
 func TestCrawlCommandNoIndex(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	dir := t.TempDir()
 	seeds := filepath.Join(dir, "seeds.txt")
 	if err := os.WriteFile(seeds, []byte("# fixture seeds\n"+fixtures.HostLinkOnly+"\n\n"+fixtures.HostCatchAll+"  # html everywhere\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	base := []string{
-		"--seed", fixtures.HostAcme, "--seeds", seeds,
-		"--dns-server", web.DNSAddr, "--ca-file", web.CAFile, "--allow-private",
-		"--port-map", "443=" + strconv.Itoa(web.HTTPSPort), "--port-map", "80=" + strconv.Itoa(web.HTTPPort),
-		"--no-index",
+		"--seed", fixtures.HostAcme, "--seeds", seeds, "--no-index",
 	}
+	base = append(base, newFixturesInfo(web, false).Flags...)
 	noEnv := func(string) (string, bool) { return "", false }
 
 	t.Run("json", func(t *testing.T) {
@@ -118,17 +112,11 @@ func TestCrawlCommandNoIndex(t *testing.T) {
 
 func TestCrawlCommandIndexes(t *testing.T) {
 	srv, index := meilitest.Index(t, "crawlcmd")
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	args := []string{
-		"--seed", fixtures.HostAcme,
-		"--dns-server", web.DNSAddr, "--ca-file", web.CAFile, "--allow-private",
-		"--port-map", "443=" + strconv.Itoa(web.HTTPSPort), "--port-map", "80=" + strconv.Itoa(web.HTTPPort),
-		"--index", index, "--no-embeddings",
+		"--seed", fixtures.HostAcme, "--index", index, "--no-embeddings",
 	}
+	args = append(args, newFixturesInfo(web, false).Flags...)
 	env := func(k string) (string, bool) {
 		if k == "MEILI_API_KEY" {
 			return srv.APIKey, srv.APIKey != ""

@@ -142,19 +142,25 @@ func printFixturesInfo(w io.Writer, info fixturesInfo, asJSON bool) error {
 	return nil
 }
 
+// env is the settings that reach the web as environment variables (name,
+// value), the seeds included.
+func (info fixturesInfo) env() [][2]string {
+	return [][2]string{
+		{"AGENTFINDER_DNS_SERVER", info.DNSServer},
+		{"AGENTFINDER_CA_FILE", info.CAFile},
+		{"AGENTFINDER_PORT_MAP", fmt.Sprintf("443=%d,80=%d", info.HTTPSPort, info.HTTPPort)},
+		{"AGENTFINDER_ALLOW_PRIVATE", "true"},
+		{"AGENTFINDER_SEED", strings.Join(info.Seeds, ",")},
+	}
+}
+
 // writeFixturesEnv writes the settings that reach the fixture web as
 // environment variables a shell can source, atomically (a reader waiting
 // for the file never sees half of it).
 func writeFixturesEnv(path string, info fixturesInfo) error {
 	var b strings.Builder
 	b.WriteString("# Written by agentfinder fixtures: the settings that reach its web (gone when it stops).\n")
-	for _, kv := range [][2]string{
-		{"AGENTFINDER_DNS_SERVER", info.DNSServer},
-		{"AGENTFINDER_CA_FILE", info.CAFile},
-		{"AGENTFINDER_PORT_MAP", fmt.Sprintf("443=%d,80=%d", info.HTTPSPort, info.HTTPPort)},
-		{"AGENTFINDER_ALLOW_PRIVATE", "true"},
-		{"AGENTFINDER_SEED", strings.Join(info.Seeds, ",")},
-	} {
+	for _, kv := range info.env() {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
 	tmp := path + ".tmp"

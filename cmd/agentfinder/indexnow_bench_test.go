@@ -13,6 +13,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -31,11 +32,7 @@ import (
 func BenchmarkPingToSearchable(b *testing.B) {
 	records := benchEnvInt(b, "AGENTFINDER_BENCH_RECORDS", 100000)
 	pings := benchEnvInt(b, "AGENTFINDER_BENCH_PINGS", 20)
-	web, err := fixtures.Start(b.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(b, fixtures.Options{NoWorld: true})
 	web.SetFile(e2eHost, wellKnown, benchPingCatalog(0))
 	web.SetFile(e2eHost, "/"+pingKey+".txt", []byte(pingKey))
 	e := newE2EOn(b, web, []string{e2eHost})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 )
 
@@ -46,11 +47,7 @@ func (e *e2e) ping(q url.Values, body any) (int, string) {
 }
 
 func TestIndexNowPing(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	web.SetFile(e2eHost, "/"+pingKey+".txt", []byte(pingKey+"\n"))
 	web.SetFile(e2eHost, "/mismatch-key-01.txt", []byte("some-other-key\n"))
@@ -200,11 +197,7 @@ func (e *e2e) metricsText() string {
 // With --indexnow-new-hosts a verified ping for a host the registry does
 // not crawl makes it a seed (kept in the data directory) and indexes it.
 func TestIndexNowNewHost(t *testing.T) {
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	web.SetFile(otherHost, wellKnown, lateCatalog())
 	web.SetFile(otherHost, "/"+otherKey+".txt", []byte(otherKey))
 	e := newE2EOn(t, web, nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 )
 
@@ -34,11 +35,7 @@ func TestMCPStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	e := newE2EOn(t, web, []string{e2eHost})
 	e.start()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -51,11 +52,7 @@ func TestServeProbes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	e := newE2EOn(t, web, []string{fixtures.HostLive})
 	e.args = append(e.args, "--probe-slow", "100ms", "--probe-timeout", "2s")
 	e.start()

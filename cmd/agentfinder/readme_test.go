@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 )
 
@@ -220,11 +221,7 @@ func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	e := newE2EOn(t, web, web.Seeds())
 	for i, a := range e.args { // make run's pace, not the e2e tests' rapid recrawls
 		if a == "--schedule" {

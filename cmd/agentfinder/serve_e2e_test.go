@@ -102,11 +102,7 @@ func (s *syncBuffer) String() string {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatalf("fixtures: %v", err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	return newE2EOn(t, web, append(web.Seeds(), e2eHost))
 }
@@ -133,10 +129,6 @@ func newE2EOn(t testing.TB, web *fixtures.Web, seeds []string) *e2e {
 		"--schedule", e2eSchedule,
 		"--crawl-workers", "8",
 		"--seeds", e.seeds,
-		"--dns-server", web.DNSAddr,
-		"--ca-file", web.CAFile,
-		"--allow-private",
-		"--port-map", fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
 		"--no-embeddings",
 		// No cut-off: these tests probe indexing, federation and the admin
 		// API with searches on a few entries, not their relevance
@@ -146,6 +138,7 @@ func newE2EOn(t testing.TB, web *fixtures.Web, seeds []string) *e2e {
 		"--log-level", "debug",
 		"--shutdown-timeout", "3s",
 	}
+	e.args = append(e.args, newFixturesInfo(web, false).Flags...)
 	return e
 }
 
@@ -697,11 +690,7 @@ func TestServeHelpListsEveryFlagWithItsVariable(t *testing.T) {
 // Both stop, A first, when the test ends.
 func startFederatedPair(t *testing.T) (a, b *e2e) {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
 	web.SetFile(e2eNewHost, wellKnown, lateCatalog())
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 )
 
@@ -16,11 +17,7 @@ import (
 // with the given extra flags; it stops when the test ends.
 func startQuietServe(t *testing.T, extra ...string) *e2e {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{NoWorld: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
 	e := newE2EOn(t, web, nil)
 	e.args = append(append(e.args, "--no-crawl", "--log-level", "info"), extra...)
 	e.start()

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -229,16 +229,10 @@ func TestValidateSignatures(t *testing.T) {
 // that points the network flags at it, as the demo's env file does.
 func fixtureWebEnv(t *testing.T) (*fixtures.Web, func(string) (string, bool)) {
 	t.Helper()
-	web, err := fixtures.Start(t.Context(), fixtures.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Close() })
-	env := map[string]string{
-		"AGENTFINDER_DNS_SERVER":    web.DNSAddr,
-		"AGENTFINDER_CA_FILE":       web.CAFile,
-		"AGENTFINDER_PORT_MAP":      fmt.Sprintf("443=%d,80=%d", web.HTTPSPort, web.HTTPPort),
-		"AGENTFINDER_ALLOW_PRIVATE": "true",
+	web := crawlertest.Web(t, fixtures.Options{})
+	env := map[string]string{}
+	for _, kv := range newFixturesInfo(web, false).env() {
+		env[kv[0]] = kv[1]
 	}
 	return web, func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }
