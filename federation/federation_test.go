@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,13 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/agentfinder/agentfinder/crawler/netguard"
+	"github.com/agentfinder/agentfinder/federation/federationtest"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -775,25 +774,7 @@ func TestEnterpriseCAPool(t *testing.T) {
 // that hop: the service never sees the caller's query, the upstream is
 // reported as an error, and the search still answers with the local hits.
 func TestUpstreamRedirectToLoopbackRefused(t *testing.T) {
-	var victimCalls atomic.Int64
-	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		victimCalls.Add(1)
-		_, _ = w.Write([]byte(`{"results": []}`))
-	}))
-	t.Cleanup(victim.Close)
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatalf("listen on 127.0.0.2: %v", err)
-	}
-	var upCalls atomic.Int64
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		upCalls.Add(1)
-		http.Redirect(w, r, victim.URL+"/search", http.StatusTemporaryRedirect)
-	}))
-	up.Listener.Close()
-	up.Listener = ln
-	up.Start()
-	t.Cleanup(up.Close)
+	up := federationtest.NewRedirector(t)
 
 	f := newFederator(t, Config{Upstreams: []string{up.URL}, AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
 	local := []Hit{localHit("urn:ai:l.example:one", 50, false)}
@@ -801,10 +782,10 @@ func TestUpstreamRedirectToLoopbackRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("search failed with a redirecting upstream: %v", err)
 	}
-	if upCalls.Load() == 0 {
+	if up.Calls() == 0 {
 		t.Fatal("the allowed upstream on 127.0.0.2 was never called")
 	}
-	if n := victimCalls.Load(); n != 0 {
+	if n := up.VictimCalls(); n != 0 {
 		t.Fatalf("the redirect target on 127.0.0.1 received %d requests", n)
 	}
 	if len(resp.Upstreams) != 1 || resp.Upstreams[0].Status != StatusError || !strings.Contains(resp.Upstreams[0].Error, "refused") {

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler/netguard"
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/federation/federationtest"
 )
 
 // TestFederationAllowCIDRFlag wires serve's flags into the federator as
@@ -21,25 +18,7 @@ import (
 // 127.0.0.1 is refused; without the flag the upstream itself is refused at
 // start; a bad value names the flag.
 func TestFederationAllowCIDRFlag(t *testing.T) {
-	var victimCalls atomic.Int64
-	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		victimCalls.Add(1)
-		_, _ = w.Write([]byte(`{"results": []}`))
-	}))
-	t.Cleanup(victim.Close)
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatalf("listen on 127.0.0.2: %v", err)
-	}
-	var upCalls atomic.Int64
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		upCalls.Add(1)
-		http.Redirect(w, r, victim.URL+"/search", http.StatusTemporaryRedirect)
-	}))
-	up.Listener.Close()
-	up.Listener = ln
-	up.Start()
-	t.Cleanup(up.Close)
+	up := federationtest.NewRedirector(t)
 
 	build := func(args ...string) (*federation.Federator, error) {
 		t.Helper()
@@ -67,10 +46,10 @@ func TestFederationAllowCIDRFlag(t *testing.T) {
 	if err != nil {
 		t.Fatalf("search: %v", err)
 	}
-	if upCalls.Load() == 0 {
+	if up.Calls() == 0 {
 		t.Fatal("the upstream on 127.0.0.2 was never called")
 	}
-	if n := victimCalls.Load(); n != 0 {
+	if n := up.VictimCalls(); n != 0 {
 		t.Fatalf("the redirect target on 127.0.0.1 received %d requests", n)
 	}
 	if len(resp.Upstreams) != 1 || resp.Upstreams[0].Status != federation.StatusError {
