@@ -1,7 +1,6 @@
 package searchapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/fixtures/logbuf"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -469,7 +469,7 @@ func TestMeilisearchDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := New(Config{Index: "x", Meili: meili.New("http://"+addr, ""), PublicURL: "http://127.0.0.1:1"}, logger)
 	if err != nil {
@@ -556,24 +556,6 @@ func TestConcurrencyLimitAndCancel(t *testing.T) {
 	if rec.status != 0 || rec.body.Len() != 0 {
 		t.Fatalf("cancelled request wrote %d %q", rec.status, rec.body.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type recorder struct {

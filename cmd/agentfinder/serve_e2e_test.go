@@ -24,6 +24,7 @@ import (
 	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/fixtures/logbuf"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/scheduler"
@@ -80,24 +81,7 @@ type e2e struct {
 	srv    *server
 	cancel context.CancelFunc
 	done   chan int // nil while serve is not running
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *logbuf.Buffer
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -167,7 +151,7 @@ func (e *e2e) start() {
 		ready:     func(s *server) { ready <- s },
 		noSignals: true,
 	}
-	e.logs = &syncBuffer{}
+	e.logs = &logbuf.Buffer{}
 	logs := e.logs
 	e.t.Cleanup(func() {
 		if e.t.Failed() {
@@ -582,7 +566,7 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	done := make(chan int, 1)
 	args := []string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--model-dir", filepath.Join(dataDir, "no-model"), "--no-crawl",
 		"--meili-bin", link, "--meili-restarts", "2"}
@@ -636,7 +620,7 @@ func TestServeManagedMeilisearch(t *testing.T) {
 	}
 	// The data directory has one owner: a second serve refuses, naming the
 	// holder; a crawl finds the managed Meilisearch to index through.
-	var second syncBuffer
+	var second logbuf.Buffer
 	if code := serveMain(t.Context(), args, serveHooks{getenv: hooks.getenv, noSignals: true}, io.Discard, &second); code == 0 ||
 		!strings.Contains(second.String(), fmt.Sprintf("in use by agentfinder serve (pid %d", os.Getpid())) {
 		t.Errorf("second serve on the same data dir: exit %d, log:\n%s", code, second.String())

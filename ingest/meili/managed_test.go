@@ -5,13 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfinder/agentfinder/fixtures/logbuf"
 )
 
 // meiliBin returns the Meilisearch binary .ci/with-meilisearch.sh exports,
@@ -104,24 +105,6 @@ func TestManagedStartRestartStop(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink the supervisor and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitHealth polls m.Health until cond holds (at most 60 s).
 func waitHealth(t *testing.T, m *Managed, what string, cond func(state string, live bool) bool) {
 	t.Helper()
@@ -149,7 +132,7 @@ func TestManagedSupervision(t *testing.T) {
 	if err := os.Symlink(bin, link); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	reg := prometheus.NewRegistry()
 	m, err := StartManaged(t.Context(), ManagedConfig{Bin: link, DataDir: filepath.Join(dir, "meili"),
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), RestartBackoff: 50 * time.Millisecond, MaxRestarts: 2, Metrics: reg})
