@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -15,7 +16,7 @@ func TestBrokenCasesEndWithTheirReasonAndTheRestCompletes(t *testing.T) {
 	web := startWeb(t)
 	seeds := append(web.HostileSeeds(), fixtures.HostBroken, fixtures.HostCatchAll, fixtures.HostAcme,
 		web.URL(fixtures.HostBroken, fixtures.PathTrickle)) // a URL seed: the broken catalog does not link it
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	cfg := webConfig(web)
 	// The huge bodies (5 MiB) only need to pass the limit: a 512 KiB limit
 	// gets there within the 2 s fetch timeout even on a loaded machine under
@@ -75,7 +76,7 @@ func TestBrokenCasesEndWithTheirReasonAndTheRestCompletes(t *testing.T) {
 	}
 	// A failed fetch reaches the sink as failed, with no records, so ingest
 	// keeps what it has.
-	for _, r := range sink.results() {
+	for _, r := range sink.Results() {
 		if r.Status == normalize.StatusFailed && (len(r.Records) > 0 || r.Reason == "") {
 			t.Errorf("failed result %s carries %d records, reason %q", r.Catalog, len(r.Records), r.Reason)
 		}
@@ -124,7 +125,7 @@ func TestGzipBombIsBounded(t *testing.T) {
 	}
 	cfg := webConfig(web)
 	cfg.MaxBodySize = limit
-	c := newCrawler(t, cfg, &collector{})
+	c := newCrawler(t, cfg, &crawlertest.Collector{})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			web.Script(fixtures.HostBroken, tc.path, tc.b)

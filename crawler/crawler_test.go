@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -39,7 +40,7 @@ func TestEachDiscoveryMechanismAlone(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sink := &collector{}
+			sink := &crawlertest.Collector{}
 			c := newCrawler(t, webConfig(web), sink)
 			rep := crawl(t, c, tc.seed)
 			got, ok := find(rep, tc.want)
@@ -58,7 +59,7 @@ func TestEachDiscoveryMechanismAlone(t *testing.T) {
 			}
 			// The sink got the same result, records carrying their provenance.
 			var res *normalize.CatalogResult
-			for _, r := range sink.results() {
+			for _, r := range sink.Results() {
 				if r.Catalog == tc.want {
 					res = &r
 				}
@@ -77,7 +78,7 @@ func TestEachDiscoveryMechanismAlone(t *testing.T) {
 
 func TestRobotsDisallowedPathsAreNeverRequested(t *testing.T) {
 	web := startWeb(t)
-	c := newCrawler(t, webConfig(web), &collector{})
+	c := newCrawler(t, webConfig(web), &crawlertest.Collector{})
 	rep := crawl(t, c, fixtures.HostRobotsOnly)
 	if web.Fetched(fixtures.HostRobotsOnly, fixtures.PathRobotsForbidden) {
 		t.Fatalf("%s%s was requested although robots.txt disallows it", fixtures.HostRobotsOnly, fixtures.PathRobotsForbidden)
@@ -104,7 +105,7 @@ func TestRobotsDisallowedPathsAreNeverRequested(t *testing.T) {
 
 func TestFollowingEndsCyclesAndStopsAtMaxDepth(t *testing.T) {
 	web := startWeb(t)
-	c := newCrawler(t, webConfig(web), &collector{})
+	c := newCrawler(t, webConfig(web), &crawlertest.Collector{})
 	rep := crawl(t, c, fixtures.HostBroken)
 
 	count := map[string]int{}
@@ -168,7 +169,7 @@ func TestCancelAndSinkErrors(t *testing.T) {
 
 func TestConcurrentCrawlsShareOneCrawler(t *testing.T) {
 	web := startWeb(t)
-	c := newCrawler(t, webConfig(web), &collector{})
+	c := newCrawler(t, webConfig(web), &crawlertest.Collector{})
 	seeds := []string{fixtures.HostAcme, fixtures.HostLinkOnly, fixtures.HostDNSService, fixtures.HostSolo}
 	reps := make([]*crawler.Report, len(seeds))
 	errs := make([]error, len(seeds))
@@ -192,7 +193,7 @@ func TestCrawlDelaySpacesRequests(t *testing.T) {
 	cfg := webConfig(web)
 	cfg.MaxCrawlDelay = 150 * time.Millisecond
 	cfg.PerHostConcurrency = 4 // a delay forces one request at a time anyway
-	crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostRobotsOnly)
+	crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), fixtures.HostRobotsOnly)
 	var reqs []fixtures.Request
 	for _, r := range web.RequestsFor(fixtures.HostRobotsOnly) {
 		if r.Scheme == "https" && r.Path != fixtures.PathRobots {

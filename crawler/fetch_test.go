@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -15,7 +16,7 @@ var acmeWellKnown = "https://" + fixtures.HostAcme + fixtures.PathWellKnown
 
 func TestConditionalGETYieldsNotModified(t *testing.T) {
 	web := startWeb(t)
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	c := newCrawler(t, webConfig(web), sink)
 
 	first := crawl(t, c, fixtures.HostAcme)
@@ -47,7 +48,7 @@ func TestConditionalGETYieldsNotModified(t *testing.T) {
 	}
 
 	// Validators exported by one crawler make another one's fetch conditional.
-	other := newCrawler(t, webConfig(web), &collector{})
+	other := newCrawler(t, webConfig(web), &crawlertest.Collector{})
 	other.SetValidators(c.Validators())
 	third := crawl(t, other, fixtures.HostAcme)
 	if got, _ := find(third, acmeWellKnown); got.Status != normalize.StatusNotModified {
@@ -61,7 +62,7 @@ func TestSSRFGuard(t *testing.T) {
 	public.AllowPrivate = false
 	seeds := []string{fixtures.HostAcme, web.URL("127.0.0.1", fixtures.PathWellKnown)}
 
-	rep := crawl(t, newCrawler(t, public, &collector{}), seeds...)
+	rep := crawl(t, newCrawler(t, public, &crawlertest.Collector{}), seeds...)
 	if len(rep.Catalogs) == 0 {
 		t.Fatal("public-mode crawl reported nothing")
 	}
@@ -74,7 +75,7 @@ func TestSSRFGuard(t *testing.T) {
 		t.Fatalf("public mode: the loopback web received %d requests", n)
 	}
 
-	rep = crawl(t, newCrawler(t, webConfig(web), &collector{}), fixtures.HostAcme)
+	rep = crawl(t, newCrawler(t, webConfig(web), &crawlertest.Collector{}), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
 		t.Fatalf("allow private: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
 	}
@@ -83,7 +84,7 @@ func TestSSRFGuard(t *testing.T) {
 	cidr := webConfig(web)
 	cidr.AllowPrivate = false
 	cidr.AllowCIDRs = mustPrefixes("127.0.0.0/8")
-	rep = crawl(t, newCrawler(t, cidr, &collector{}), fixtures.HostAcme)
+	rep = crawl(t, newCrawler(t, cidr, &crawlertest.Collector{}), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
 		t.Fatalf("allow-cidr 127.0.0.0/8: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
 	}
@@ -118,7 +119,7 @@ func TestSSRFGuardEmbeddedIPv4(t *testing.T) {
 		} {
 			seeds = append(seeds, fmt.Sprintf("http://[%s]:%d%s", ip, web.HTTPPort, fixtures.PathWellKnown))
 		}
-		rep := crawl(t, newCrawler(t, cfg, &collector{}), seeds...)
+		rep := crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), seeds...)
 		if len(rep.Catalogs) != len(seeds) {
 			t.Fatalf("%s: %d catalogs reported, want %d", mode.name, len(rep.Catalogs), len(seeds))
 		}
@@ -134,7 +135,7 @@ func TestHostHeadersAndHostPatterns(t *testing.T) {
 	web := startWeb(t)
 	web.Script(fixtures.HostAcme, fixtures.PathWellKnown, fixtures.Behavior{RequireAuthorization: "Bearer s3cret"})
 
-	rep := crawl(t, newCrawler(t, webConfig(web), &collector{}), fixtures.HostAcme)
+	rep := crawl(t, newCrawler(t, webConfig(web), &crawlertest.Collector{}), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Reason != crawler.ReasonHTTPStatus {
 		t.Fatalf("without the header: %s is %s %q, want http_status", acmeWellKnown, got.Status, got.Reason)
 	}
@@ -142,7 +143,7 @@ func TestHostHeadersAndHostPatterns(t *testing.T) {
 	cfg := webConfig(web)
 	cfg.HostHeaders = map[string]http.Header{"acme.test": {"Authorization": {"Bearer s3cret"}}}
 	web.ResetRequests()
-	rep = crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	rep = crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
 		t.Fatalf("with the header: %s is %s %q", acmeWellKnown, got.Status, got.Reason)
 	}
@@ -157,7 +158,7 @@ func TestHostHeadersAndHostPatterns(t *testing.T) {
 	cfg = webConfig(web)
 	cfg.ExcludeHosts = []string{"*.acme.test"}
 	web.ResetRequests()
-	rep = crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	rep = crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), fixtures.HostAcme)
 	for _, r := range web.Requests() {
 		if strings.HasSuffix(r.Host, ".acme.test") {
 			t.Errorf("excluded host requested: %s%s", r.Host, r.Path)
@@ -172,7 +173,7 @@ func TestHostHeadersAndHostPatterns(t *testing.T) {
 
 func TestEnrichmentFetchesArtifacts(t *testing.T) {
 	web := startWeb(t)
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	rep := crawl(t, newCrawler(t, webConfig(web), sink), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
 		t.Fatalf("%s is %s", acmeWellKnown, got.Status)
@@ -181,7 +182,7 @@ func TestEnrichmentFetchesArtifacts(t *testing.T) {
 		t.Fatalf("no artifact fetched from %s", fixtures.HostAcmeAPI)
 	}
 	enriched := 0
-	for _, r := range sink.results() {
+	for _, r := range sink.Results() {
 		for _, rec := range r.Records {
 			if len(rec.Bindings) > 0 || len(rec.Skills) > 0 || len(rec.SkillNames) > 0 {
 				enriched++
@@ -195,7 +196,7 @@ func TestEnrichmentFetchesArtifacts(t *testing.T) {
 	cfg := webConfig(web)
 	cfg.DisableEnrichment = true
 	web.ResetRequests()
-	crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), fixtures.HostAcme)
 	if n := len(web.RequestsFor(fixtures.HostAcmeAPI)); n != 0 {
 		t.Fatalf("enrichment off: %d requests to %s", n, fixtures.HostAcmeAPI)
 	}
@@ -210,7 +211,7 @@ func TestRetriesHonourRetryAfterThenSucceed(t *testing.T) {
 	}})
 	cfg := webConfig(web)
 	cfg.MaxAttempts = 3
-	rep := crawl(t, newCrawler(t, cfg, &collector{}), fixtures.HostAcme)
+	rep := crawl(t, newCrawler(t, cfg, &crawlertest.Collector{}), fixtures.HostAcme)
 	if got, _ := find(rep, acmeWellKnown); got.Status != normalize.StatusOK {
 		t.Fatalf("%s is %s %q, want ok on the third attempt", acmeWellKnown, got.Status, got.Reason)
 	}
@@ -227,7 +228,7 @@ func TestRetriesHonourRetryAfterThenSucceed(t *testing.T) {
 
 func TestVanishedWellKnownIsReportedFirstTimeProbesAreNot(t *testing.T) {
 	web := startWeb(t)
-	c := newCrawler(t, webConfig(web), &collector{})
+	c := newCrawler(t, webConfig(web), &crawlertest.Collector{})
 	rep := crawl(t, c, fixtures.HostAcme)
 	ard := "https://" + fixtures.HostAcme + fixtures.PathARD
 	if _, ok := find(rep, ard); ok || rep.Totals.NotFound == 0 {
@@ -262,7 +263,7 @@ func TestFetchFailureReasons(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rep := crawl(t, newCrawler(t, tc.cfg, &collector{}), tc.seed)
+			rep := crawl(t, newCrawler(t, tc.cfg, &crawlertest.Collector{}), tc.seed)
 			got, ok := find(rep, tc.url)
 			if !ok || got.Status != normalize.StatusFailed || got.Reason != tc.reason {
 				t.Fatalf("%s: %+v (found %v), want failed %s", tc.url, got, ok, tc.reason)

@@ -1,10 +1,8 @@
 package crawler_test
 
 import (
-	"context"
 	"net/netip"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
-	"github.com/agentfinder/agentfinder/normalize"
 )
 
 func TestMain(m *testing.M) {
@@ -39,25 +36,6 @@ func webConfig(web *fixtures.Web) crawler.Config {
 	cfg.RetryBackoff, cfg.MaxRetryAfter = 5*time.Millisecond, 50*time.Millisecond
 	cfg.MaxCrawlDelay = 20 * time.Millisecond // robots-only.test asks for 1s
 	return cfg
-}
-
-// collector is a Sink that keeps every result.
-type collector struct {
-	mu  sync.Mutex
-	got []normalize.CatalogResult
-}
-
-func (c *collector) Put(_ context.Context, r normalize.CatalogResult) error {
-	c.mu.Lock()
-	c.got = append(c.got, r)
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *collector) results() []normalize.CatalogResult {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]normalize.CatalogResult(nil), c.got...)
 }
 
 // newCrawler builds a crawler closed at the end of the test.

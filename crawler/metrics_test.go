@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -48,7 +49,7 @@ func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg := webConfig(web)
 	cfg.Metrics = reg
-	c := newCrawler(t, cfg, &collector{})
+	c := newCrawler(t, cfg, &crawlertest.Collector{})
 	rep := crawl(t, c, fixtures.HostRobotsOnly)
 
 	if n := testutil.CollectAndCount(reg, "agentfinder_crawler_robots_disallowed_total"); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -39,11 +40,11 @@ func TestParseSeed(t *testing.T) {
 // seed's groups; a plain seed's records in the same crawl stay public.
 func TestSeedGroupsMarkRecords(t *testing.T) {
 	web := startWeb(t)
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	c := newCrawler(t, webConfig(web), sink)
 	crawl(t, c, fixtures.HostAcme+" groups=HR,people", fixtures.HostLinkOnly)
 	marked, public := 0, 0
-	for _, res := range sink.results() {
+	for _, res := range sink.Results() {
 		for _, rec := range res.Records {
 			switch {
 			case strings.Contains(res.Catalog, fixtures.HostAcme):
@@ -69,7 +70,7 @@ func TestSeedGroupsMarkRecords(t *testing.T) {
 // records public in the index; the same marking again may use the validator.
 func TestSeedGroupsChangeRefetches(t *testing.T) {
 	web := startWeb(t)
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	c := newCrawler(t, webConfig(web), sink)
 	crawl(t, c, fixtures.HostAcme)
 
@@ -90,7 +91,7 @@ func TestSeedGroupsChangeRefetches(t *testing.T) {
 		}
 	}
 	var last []string
-	for _, res := range sink.results() {
+	for _, res := range sink.Results() {
 		if res.Catalog == acmeWellKnown && len(res.Records) > 0 {
 			last = res.Records[0].Visibility
 		}

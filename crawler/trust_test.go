@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -19,12 +20,12 @@ func TestCrawlSignatures(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg := webConfig(web)
 	cfg.Metrics = reg
-	sink := &collector{}
+	sink := &crawlertest.Collector{}
 	c := newCrawler(t, cfg, sink)
 	crawl(t, c, web.SignedSeeds()...)
 
 	got := map[string]*normalize.Trust{}
-	for _, r := range sink.results() {
+	for _, r := range sink.Results() {
 		for _, rec := range r.Records {
 			got[rec.Identifier] = rec.Trust
 		}
@@ -87,7 +88,7 @@ func TestSignedCatalogRevalidated(t *testing.T) {
 	cfg := webConfig(web)
 	cfg.DIDCacheTTL = time.Hour
 	cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	c := newCrawler(t, cfg, &collector{})
+	c := newCrawler(t, cfg, &crawlertest.Collector{})
 	status := func() normalize.FetchStatus {
 		t.Helper()
 		rep := crawl(t, c, fixtures.HostSigned)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -311,30 +310,13 @@ func (e *e2e) search(text string) []string {
 	return ids
 }
 
-// collectSink keeps the identifiers of every catalog fetched ok.
-type collectSink struct {
-	mu  sync.Mutex
-	ids map[string]bool
-}
-
-func (c *collectSink) Put(_ context.Context, res normalize.CatalogResult) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if res.Status == normalize.StatusOK {
-		for _, r := range res.Records {
-			c.ids[r.Identifier] = true
-		}
-	}
-	return nil
-}
-
 // referenceCrawl crawls a second, identical fixture web with the crawler
 // alone and returns the identifiers it found: what serve must index.
 func referenceCrawl(t *testing.T, seeds []string) []string {
 	t.Helper()
 	web := crawlertest.Web(t, fixtures.Options{})
 	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
-	sink := &collectSink{ids: map[string]bool{}}
+	sink := &crawlertest.Collector{}
 	cr, err := crawler.New(crawlertest.Config(web), sink, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +325,15 @@ func referenceCrawl(t *testing.T, seeds []string) []string {
 	if _, err := cr.Crawl(t.Context(), seeds); err != nil {
 		t.Fatalf("reference crawl: %v", err)
 	}
-	return sortedKeys(sink.ids)
+	ids := map[string]bool{}
+	for _, res := range sink.Results() {
+		if res.Status == normalize.StatusOK {
+			for _, r := range res.Records {
+				ids[r.Identifier] = true
+			}
+		}
+	}
+	return sortedKeys(ids)
 }
 
 func contains(list []string, s string) bool {

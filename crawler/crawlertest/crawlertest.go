@@ -1,14 +1,17 @@
-// Package crawlertest gives tests the fixture web and the crawler settings
-// that reach it. Only tests import it: it imports testing.
+// Package crawlertest gives tests the fixture web, the crawler settings
+// that reach it and a sink that keeps what a crawl found. Only tests import it: it imports testing.
 package crawlertest
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // Web starts the fixture web with opts for the test and closes it when the
@@ -35,4 +38,26 @@ func Config(w *fixtures.Web) crawler.Config {
 		PortMap:      map[string]string{"443": strconv.Itoa(w.HTTPSPort), "80": strconv.Itoa(w.HTTPPort)},
 		AllowPrivate: true,
 	}
+}
+
+// Collector is a crawler.Sink that keeps every result. The zero value is
+// ready to use.
+type Collector struct {
+	mu  sync.Mutex
+	got []normalize.CatalogResult
+}
+
+// Put keeps r.
+func (c *Collector) Put(_ context.Context, r normalize.CatalogResult) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, r)
+	return nil
+}
+
+// Results returns the results kept so far, in the order they came.
+func (c *Collector) Results() []normalize.CatalogResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
 }

@@ -2,7 +2,6 @@ package probe_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,19 +11,6 @@ import (
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
 )
-
-// keep is a crawler sink that keeps the results.
-type keep struct {
-	mu  sync.Mutex
-	res []normalize.CatalogResult
-}
-
-func (k *keep) Put(_ context.Context, r normalize.CatalogResult) error {
-	k.mu.Lock()
-	k.res = append(k.res, r)
-	k.mu.Unlock()
-	return nil
-}
 
 // discard takes verdicts and drops them, as if ingest held every record.
 type discard struct{}
@@ -53,7 +39,7 @@ func BenchmarkProbeRound(b *testing.B) {
 	var crawlTime, probeTime time.Duration
 	var probed, tracked int
 	for b.Loop() {
-		sink := &keep{}
+		sink := &crawlertest.Collector{}
 		c, err := crawler.New(cfg, sink, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -68,7 +54,7 @@ func BenchmarkProbeRound(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, r := range sink.res {
+		for _, r := range sink.Results() {
 			p.Observe(r.Catalog, r.Records)
 		}
 		tracked = p.Len()
