@@ -13,7 +13,6 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
-	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // BenchmarkSearchAuth measures POST /search p50 with auth on (optional
@@ -38,13 +37,7 @@ func BenchmarkSearchAuth(b *testing.B) {
 		b.Fatal(err)
 	}
 	serve := func(mode AuthMode, v []Verifier) *httptest.Server {
-		srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
-			QueryRewriter: query.Rewrite, Auth: mode, Verifiers: v}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		hs := httptest.NewServer(srv.Handler())
-		b.Cleanup(hs.Close)
+		_, hs := benchServer(b, ms, name, func(c *Config) { c.Auth, c.Verifiers = mode, v })
 		return hs
 	}
 	off, on := serve(AuthOff, nil), serve(AuthOptional, []Verifier{keys})

@@ -40,13 +40,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	ms, name, rng := benchIndex(b, "bench", n, 1, nil)
 	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
 
-	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
-		QueryRewriter: query.Rewrite}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	srv, hs := benchServer(b, ms, name, nil)
 	client := meili.NewHTTPClient(10 * time.Second) // keep-alive, no gzip: the same transport settings both ways
 
 	// The query mix: one to four words with and without a type filter.
@@ -236,6 +230,25 @@ func benchDoc(rng *rand.Rand, i int) normalize.Document {
 		rec.Compliance = []string{"soc2-type2", "soc2"}
 	}
 	return normalize.NewDocument(rec, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// benchServer serves index name of ms over loopback HTTP as the
+// benchmarks measure it (query rewriting on, slots for many clients),
+// after mut adjusts the configuration; closed when the benchmark ends.
+func benchServer(b *testing.B, ms *meilitest.Server, name string, mut func(*Config)) (*Server, *httptest.Server) {
+	b.Helper()
+	cfg := Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
+		QueryRewriter: query.Rewrite}
+	if mut != nil {
+		mut(&cfg)
+	}
+	srv, err := New(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	b.Cleanup(hs.Close)
+	return srv, hs
 }
 
 // benchIndex creates an index with the server's settings and n generated

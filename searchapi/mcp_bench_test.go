@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
-	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // BenchmarkMCPSearchVsSearch measures the MCP search tool (the SDK's client,
@@ -24,13 +22,7 @@ func BenchmarkMCPSearchVsSearch(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 20000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 600)
 	ms, name, rng := benchIndex(b, "bench_mcp", n, 3, nil)
-	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
-		QueryRewriter: query.Rewrite}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	_, hs := benchServer(b, ms, name, nil)
 	client := meili.NewHTTPClient(10 * time.Second) // keep-alive both ways
 
 	type call struct {

@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
-	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // BenchmarkSitePage measures the search page (GET /?q=...) against the
@@ -28,13 +26,9 @@ func BenchmarkSitePage(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 10000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 400)
 	ms, name, rng := benchIndex(b, "benchsite", n, 3, nil)
-	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example",
-		MaxConcurrent: 1024, QueryRewriter: query.Rewrite, Now: func() time.Time { return time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC) }}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	_, hs := benchServer(b, ms, name, func(c *Config) {
+		c.Now = func() time.Time { return time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC) }
+	})
 	client := meili.NewHTTPClient(10 * time.Second)
 
 	type pair struct {

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
-	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // BenchmarkSearchTrustFilter measures POST /search p50 with the trust and
@@ -35,13 +33,7 @@ func BenchmarkSearchTrustFilter(b *testing.B) {
 			d.Health = &normalize.Health{Status: statuses[(j/3)%len(statuses)]}
 		}
 	})
-	srv, err := New(Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
-		QueryRewriter: query.Rewrite, MinScore: -1}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	b.Cleanup(hs.Close)
+	_, hs := benchServer(b, ms, name, func(c *Config) { c.MinScore = -1 })
 	client := meili.NewHTTPClient(10 * time.Second)
 	sides := []struct {
 		name string
