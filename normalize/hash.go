@@ -151,19 +151,13 @@ func (c *canonicalizer) number() bool {
 	case i < len(s) && s[i] == '0':
 		i++
 	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
+		i = skipDigits(s, i)
 	default:
 		return false
 	}
 	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
+		d := i + 1
+		if i = skipDigits(s, d); i == d {
 			return false
 		}
 	}
@@ -173,16 +167,22 @@ func (c *canonicalizer) number() bool {
 			i++
 		}
 		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if i = skipDigits(s, d); i == d {
 			return false
 		}
 	}
 	c.out = append(c.out, s[c.pos:i]...)
 	c.pos = i
 	return true
+}
+
+// skipDigits returns the offset after the ASCII digits that start at
+// s[i].
+func skipDigits(s []byte, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // plainString returns the string token at pos, quotes included, when its
