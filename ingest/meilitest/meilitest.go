@@ -26,17 +26,25 @@ type Server struct {
 // Required reports whether the environment demands a real Meilisearch.
 func Required() bool { return os.Getenv("AGENTFINDER_REQUIRE_MEILI") == "1" }
 
+// required returns the environment variable name, which `make test`
+// sets; without it, it skips the test, or fails it when Required.
+func required(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if Required() {
+			t.Fatalf("meilitest: AGENTFINDER_REQUIRE_MEILI=1 but %s is not set", name)
+		}
+		t.Skipf("meilitest: %s not set; run `make test` for a real Meilisearch", name)
+	}
+	return v
+}
+
 // Connect returns the server from the environment. Without MEILI_URL it skips
 // the test, or fails it when Required. It fails when the server is not healthy.
 func Connect(t testing.TB) *Server {
 	t.Helper()
-	url := os.Getenv("MEILI_URL")
-	if url == "" {
-		if Required() {
-			t.Fatal("meilitest: AGENTFINDER_REQUIRE_MEILI=1 but MEILI_URL is not set")
-		}
-		t.Skip("meilitest: MEILI_URL not set; run `make test` for a real Meilisearch")
-	}
+	url := required(t, "MEILI_URL")
 	key := os.Getenv("MEILI_API_KEY")
 	c := meili.New(url, key)
 	if !c.IsHealthy() {
@@ -50,14 +58,7 @@ func Connect(t testing.TB) *Server {
 // Without it, it skips the test, or fails it when Required.
 func Bin(t testing.TB) string {
 	t.Helper()
-	bin := os.Getenv("AGENTFINDER_MEILI_BIN")
-	if bin == "" {
-		if Required() {
-			t.Fatal("meilitest: AGENTFINDER_MEILI_BIN not set (make test sets it)")
-		}
-		t.Skip("meilitest: AGENTFINDER_MEILI_BIN not set; run `make test`")
-	}
-	return bin
+	return required(t, "AGENTFINDER_MEILI_BIN")
 }
 
 // Managed starts a Meilisearch of the test's own from Bin on a temporary
