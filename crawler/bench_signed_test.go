@@ -60,9 +60,6 @@ func BenchmarkCrawlSigned(b *testing.B) {
 	srv := startFixtureServer(b, true)
 	seeds := fixtures.Generate(benchHosts, benchPerHost, benchSeed).Seeds()
 	base := srv.crawlConfig()
-	var served []servedCatalog
-	srv.call(b, "catalogs", &served)
-	floor := prepareFloor(b, served)
 	// run crawls the web with a fresh crawler, then again with the same
 	// one (its conditional GET state and DID cache warm), and returns the
 	// first crawl's time and CPU, the second's time, the records found and
@@ -99,6 +96,7 @@ func BenchmarkCrawlSigned(b *testing.B) {
 	// alternating order; the ratios are of the totals, and the medians of
 	// the pairs' ratios are printed beside them.
 	var on, off, onCPU, offCPU, onAgain, offAgain, floorES256, floorSig time.Duration
+	var floorCatalogs int
 	var timeRatios, cpuRatios []float64
 	var manifests, signed int64
 	for b.Loop() {
@@ -124,8 +122,13 @@ func BenchmarkCrawlSigned(b *testing.B) {
 			timeRatios = append(timeRatios, d[1].Seconds()/d[0].Seconds())
 			cpuRatios = append(cpuRatios, cpu[1].Seconds()/cpu[0].Seconds())
 		}
+		// After the crawls, so that the catalogs read for it are not in
+		// the heap while they run.
+		var served []servedCatalog
+		srv.call(b, "catalogs", &served)
+		floor := prepareFloor(b, served)
 		es256, sig := floor.measure(b)
-		floorES256, floorSig = floorES256+es256, floorSig+sig
+		floorES256, floorSig, floorCatalogs = floorES256+es256, floorSig+sig, len(floor)
 	}
 	// Every entry is covered by its catalog's signature and ends signed; a
 	// broken fixture or verifier shows here, not as a fast crawl.
@@ -145,7 +148,7 @@ func BenchmarkCrawlSigned(b *testing.B) {
 	b.ReportMetric(median(cpuRatios), "ratio_cpu_median_pair")
 	b.ReportMetric(onAgain.Seconds()/offAgain.Seconds(), "ratio_recrawl_time_verify_on_off")
 	offPerCrawl := offCPU.Seconds() / n
-	b.ReportMetric(float64(len(floor)), "floor_catalogs")
+	b.ReportMetric(float64(floorCatalogs), "floor_catalogs")
 	b.ReportMetric(floorES256.Seconds()/float64(b.N), "floor_es256_cpu_s")
 	b.ReportMetric(floorSig.Seconds()/float64(b.N), "floor_signature_cpu_s")
 	b.ReportMetric((offPerCrawl+floorES256.Seconds()/float64(b.N))/offPerCrawl, "ratio_cpu_floor_es256")
