@@ -244,31 +244,15 @@ func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
 func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandidate {
 	e := h.Entry
 	c := xuCandidate{
-		ID:       h.Identifier,
-		Score:    round3(h.Score / 100),
-		Status:   entryString(e, "status"),
-		Bindings: []xuBinding{},
+		ID:     h.Identifier,
+		Score:  round3(h.Score / 100),
+		Status: entryString(e, "status"),
 	}
 	if c.Status == "" {
 		c.Status = "active"
 	}
 	c.Trust, c.Health = bindingTrustHealth(e)
-	var bs []struct {
-		Protocol  string `json:"protocol"`
-		URL       string `json:"url"`
-		Transport string `json:"transport"`
-	}
-	_ = json.Unmarshal(e["bindings"], &bs)
-	for _, b := range bs {
-		if b.URL == "" {
-			continue
-		}
-		if detail != "full" && privateEndpoint(b.URL) {
-			c.Redacted = true
-			continue
-		}
-		c.Bindings = append(c.Bindings, xuBinding{Protocol: b.Protocol, Endpoint: b.URL, InteractionModel: b.Transport})
-	}
+	c.Bindings, c.Redacted = xuBindings(e, detail)
 	if u := entryString(e, "url"); u != "" {
 		if detail != "full" && privateEndpoint(u) {
 			c.Redacted = true
@@ -286,40 +270,76 @@ func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandida
 		c.Metadata = mustJSON(e)
 	}
 	if withEvidence {
-		var ev evidence
-		if json.Unmarshal(e["evidence"], &ev) == nil {
-			c.ScoreComponents = ev.ScoreComponents
-			c.MatchedTags = ev.MatchedTags
-			for _, m := range ev.MatchedExamples {
-				c.MatchedExamples = append(c.MatchedExamples, xuExample{Text: m.Text, Score: m.Score})
-			}
-		}
-		if c.ScoreComponents == nil {
-			c.ScoreComponents = map[string]float64{}
-		}
-		if c.MatchedTags == nil {
-			c.MatchedTags = []string{}
-		}
-		if c.MatchedExamples == nil {
-			c.MatchedExamples = []xuExample{}
-		}
+		c.addEvidence(e["evidence"])
 	}
 	if !h.Local {
-		c.OriginService = h.OriginService
-		if c.OriginService == "" {
-			c.OriginService = h.Source
-		}
-		c.OriginAuthority = entryString(e, "publisher")
-		if c.OriginAuthority == "" {
-			if u, err := url.Parse(c.OriginService); err == nil {
-				c.OriginAuthority = u.Hostname()
-			}
-		}
-		if !h.ReceivedAt.IsZero() {
-			c.ReceivedAt = h.ReceivedAt.UTC().Format(time.RFC3339)
-		}
+		c.setOrigin(h)
 	}
 	return c
+}
+
+// xuBindings are the entry's bindings with an endpoint; below full detail
+// those on private or internal networks are left out and redacted says so.
+func xuBindings(e map[string]json.RawMessage, detail string) (out []xuBinding, redacted bool) {
+	var bs []struct {
+		Protocol  string `json:"protocol"`
+		URL       string `json:"url"`
+		Transport string `json:"transport"`
+	}
+	_ = json.Unmarshal(e["bindings"], &bs)
+	out = []xuBinding{}
+	for _, b := range bs {
+		if b.URL == "" {
+			continue
+		}
+		if detail != "full" && privateEndpoint(b.URL) {
+			redacted = true
+			continue
+		}
+		out = append(out, xuBinding{Protocol: b.Protocol, Endpoint: b.URL, InteractionModel: b.Transport})
+	}
+	return out, redacted
+}
+
+// addEvidence fills the candidate's evidence from the entry's (raw), every
+// member present even when empty.
+func (c *xuCandidate) addEvidence(raw json.RawMessage) {
+	var ev evidence
+	if json.Unmarshal(raw, &ev) == nil {
+		c.ScoreComponents = ev.ScoreComponents
+		c.MatchedTags = ev.MatchedTags
+		for _, m := range ev.MatchedExamples {
+			c.MatchedExamples = append(c.MatchedExamples, xuExample{Text: m.Text, Score: m.Score})
+		}
+	}
+	if c.ScoreComponents == nil {
+		c.ScoreComponents = map[string]float64{}
+	}
+	if c.MatchedTags == nil {
+		c.MatchedTags = []string{}
+	}
+	if c.MatchedExamples == nil {
+		c.MatchedExamples = []xuExample{}
+	}
+}
+
+// setOrigin says where a federated hit came from: the registry that served
+// it, the authority (its publisher, else that registry's host) and when it
+// arrived.
+func (c *xuCandidate) setOrigin(h federation.Hit) {
+	c.OriginService = h.OriginService
+	if c.OriginService == "" {
+		c.OriginService = h.Source
+	}
+	c.OriginAuthority = entryString(h.Entry, "publisher")
+	if c.OriginAuthority == "" {
+		if u, err := url.Parse(c.OriginService); err == nil {
+			c.OriginAuthority = u.Hostname()
+		}
+	}
+	if !h.ReceivedAt.IsZero() {
+		c.ReceivedAt = h.ReceivedAt.UTC().Format(time.RFC3339)
+	}
 }
 
 // entryString reads a string field of a result entry ("" if absent or not
