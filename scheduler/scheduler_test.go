@@ -13,62 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fakeClock is a settable clock whose After channels fire only when the
-// clock is advanced past them.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []waiter
+// fakeClock is clockwork's fake clock (its After channels fire only when
+// the clock is advanced past them) that can also be set to a time.
+type fakeClock struct{ *clockwork.FakeClock }
+
+func newFakeClock() fakeClock {
+	return fakeClock{clockwork.NewFakeClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 }
 
-type waiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, waiter{c.now.Add(d), ch})
-	return ch
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-	keep := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(t) {
-			w.ch <- t
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	c.waiters = keep
-}
-
-func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+// Set moves the clock to t, firing every After channel due by then.
+func (c fakeClock) Set(t time.Time) { c.Advance(t.Sub(c.Now())) }
 
 // fakeCrawler answers from a per-seed function and records calls and the
 // peak number of concurrent runs, per seed and overall.
@@ -125,7 +85,7 @@ func (f *fakeCrawler) count(seed string) int {
 	return f.calls[seed]
 }
 
-func newTest(t *testing.T, cfg Config, c Crawler) (*Scheduler, *fakeClock) {
+func newTest(t *testing.T, cfg Config, c Crawler) (*Scheduler, fakeClock) {
 	t.Helper()
 	clk := newFakeClock()
 	cfg.Clock = clk
