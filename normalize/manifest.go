@@ -30,7 +30,7 @@ func Catalog(body []byte, opts Options) Result {
 	if p.maxDepth <= 0 {
 		p.maxDepth = DefaultMaxDepth
 	}
-	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 BOM is common and harmless
+	body = TrimBOM(body)
 	// One validation pass; the pieces are then split without re-validating
 	// and alias one private copy of body (records never share the caller's
 	// buffer).
@@ -365,3 +365,8 @@ func syntaxError(body []byte, err error) string {
 	col := len(before) - bytes.LastIndexByte(before, '\n')
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
+
+// TrimBOM returns body without a leading UTF-8 byte order mark: common in
+// published catalogs and harmless, it is not part of the JSON document
+// (nor of what a signature over it covers).
+func TrimBOM(body []byte) []byte { return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) }

@@ -114,6 +114,7 @@ func (v *Verifier) Catalog(ctx context.Context, f Fetcher, body []byte, now time
 	// between the candidates for the first byte, and a quote is in every
 	// string. (A name written with escapes is not seen: the catalog then
 	// counts as unsigned.)
+	body = normalize.TrimBOM(body) // as normalize reads it
 	signed := bytes.Contains(body, []byte(`gnature"`))
 	if !signed && !bytes.Contains(body, []byte(`gest"`)) {
 		return nil // the common case: nothing signed, nothing to check

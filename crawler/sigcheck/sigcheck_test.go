@@ -383,6 +383,18 @@ func TestVerdictCache(t *testing.T) {
 	}
 }
 
+// TestByteOrderMark: a catalog published with a UTF-8 BOM, which
+// normalize reads as the same document, gets the same verdicts.
+func TestByteOrderMark(t *testing.T) {
+	const host = "pub.test"
+	f := &docs{m: map[string][]byte{"https://pub.test/.well-known/did.json": fixtures.DIDDocument(host)}}
+	body := append([]byte("\xef\xbb\xbf"), signedCatalog(host, host, nil)...)
+	v := sigcheck.New(sigcheck.Config{}).Catalog(t.Context(), f, body, now)
+	if v == nil || !v.Entries["entries[0]"].Valid() {
+		t.Fatalf("verdicts of a signed catalog after a BOM = %+v, want entries[0] valid", v)
+	}
+}
+
 func TestAttestationCheck(t *testing.T) {
 	doc := []byte("report")
 	rec := normalize.Record{Identifier: "urn:air:pub.test:agent:a", TrustManifest: json.RawMessage(`{"attestations":[
