@@ -136,6 +136,28 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 // checked again), retries and, on the first hop, the conditional headers of
 // v. It returns the final response, whatever its status.
 func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*fetched, error) {
+	return s.hops(ctx, raw, k, true, func(col *colly.Collector, u *url.URL, hdr http.Header, hop int) (*fetched, error) {
+		if hop == 0 && v != nil {
+			if v.ETag != "" {
+				hdr.Set("If-None-Match", v.ETag)
+			}
+			if v.LastModified != "" {
+				hdr.Set("If-Modified-Since", v.LastModified)
+			}
+		}
+		res, err := s.attempts(ctx, col, u, hdr, k)
+		if err != nil {
+			return nil, fmt.Errorf("get %s: %w", u, err)
+		}
+		return res, nil
+	})
+}
+
+// hops sends raw with send, hop by hop along its redirects when redirects
+// is set, each hop checked like the first (host patterns, robots.txt, see
+// prepare) and given the crawl's headers; it returns the last hop's
+// answer, whatever its status (a redirect itself when redirects is off).
+func (s *session) hops(ctx context.Context, raw string, k kind, redirects bool, send func(col *colly.Collector, u *url.URL, hdr http.Header, hop int) (*fetched, error)) (*fetched, error) {
 	seen := map[string]bool{}
 	cur := raw
 	for hop := 0; ; hop++ {
@@ -148,17 +170,9 @@ func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*f
 			return nil, err
 		}
 		seen[u.String()] = true
-		if hop == 0 && v != nil {
-			if v.ETag != "" {
-				hdr.Set("If-None-Match", v.ETag)
-			}
-			if v.LastModified != "" {
-				hdr.Set("If-Modified-Since", v.LastModified)
-			}
-		}
-		res, err := s.attempts(ctx, col, u, hdr, k)
-		if err != nil {
-			return nil, fmt.Errorf("get %s: %w", u, err)
+		res, err := send(col, u, hdr, hop)
+		if err != nil || !redirects {
+			return res, err
 		}
 		next, err := s.redirectTarget(raw, u, res, seen, hop)
 		if err != nil || next == "" {

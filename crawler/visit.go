@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/gocolly/colly/v2"
 )
 
 // Visitor sends single requests under the crawl's rules, for callers that
@@ -44,36 +47,20 @@ type VisitResponse struct {
 // under way ends with the Visitor's context or the crawler's Timeout.
 func (v *Visitor) Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*VisitResponse, error) {
 	s := v.s
-	seen := map[string]bool{}
-	cur := raw
 	var elapsed time.Duration
-	for hop := 0; ; hop++ {
-		u, err := parseHTTPURL(cur)
-		if err != nil {
-			return nil, err
-		}
-		col, hdr, err := s.prepare(ctx, u, kindProbe)
-		if err != nil {
-			return nil, err
-		}
+	res, err := s.hops(ctx, raw, kindProbe, method == http.MethodGet, func(col *colly.Collector, u *url.URL, hdr http.Header, _ int) (*fetched, error) {
 		for name, vs := range header {
 			hdr[http.CanonicalHeaderKey(name)] = vs
 		}
-		seen[u.String()] = true
 		res, err := s.send(ctx, col, method, u, hdr, body, kindProbe)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", method, u, err)
 		}
 		elapsed += res.Elapsed
-		next := ""
-		if method == http.MethodGet {
-			if next, err = s.redirectTarget(raw, u, res, seen, hop); err != nil {
-				return nil, err
-			}
-		}
-		if next == "" {
-			return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Elapsed: elapsed}, nil
-		}
-		cur = next
+		return res, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Elapsed: elapsed}, nil
 }
