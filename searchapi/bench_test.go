@@ -297,6 +297,12 @@ func postSearch(ctx context.Context, client *http.Client, base, auth string, bod
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	return readThrough(client, req)
+}
+
+// readThrough sends req and reads the answer through; any status but 200
+// is an error.
+func readThrough(client *http.Client, req *http.Request) error {
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -306,7 +312,7 @@ func postSearch(ctx context.Context, client *http.Client, base, auth string, bod
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
+		return fmt.Errorf("%s: status %d", req.URL, resp.StatusCode)
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,18 +52,7 @@ func BenchmarkSitePage(b *testing.B) {
 			req, _ = http.NewRequestWithContext(context.Background(), http.MethodPost, hs.URL+"/search", bytes.NewReader(p.body))
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: status %d", req.URL, resp.StatusCode)
-		}
-		return nil
+		return readThrough(client, req)
 	}
 	for _, p := range pairs { // warm both paths
 		if err := do(p, false); err != nil {
