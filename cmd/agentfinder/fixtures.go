@@ -8,7 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/google/renameio/v2"
 
 	"github.com/agentfinder/agentfinder/fixtures"
 )
@@ -163,11 +166,7 @@ func writeFixturesEnv(path string, info fixturesInfo) error {
 	for _, kv := range info.env() {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("--env-file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := renameio.WriteFile(path, []byte(b.String()), 0o600, renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		return fmt.Errorf("--env-file: %w", err)
 	}
 	return nil

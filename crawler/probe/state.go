@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/renameio/v2"
+
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -65,23 +67,7 @@ func saveState(path string, records []*entry) error {
 	if err != nil {
 		return fmt.Errorf("probe state: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("probe state: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("probe state: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("probe state: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("probe state: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := renameio.WriteFile(path, data, 0o600, renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		return fmt.Errorf("probe state: %w", err)
 	}
 	return nil
