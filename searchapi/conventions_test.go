@@ -126,3 +126,26 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONAnswersNoSniff: every JSON answer, success or error, carries
+// X-Content-Type-Options: nosniff (a browser must not read an answer that
+// echoes request text as HTML).
+func TestJSONAnswersNoSniff(t *testing.T) {
+	h := conventionServer(t, nil).Handler()
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/healthz"},
+		{http.MethodGet, "/openapi.json"},
+		{http.MethodGet, "/.well-known/ai-catalog.json"},
+		{http.MethodGet, "/nowhere"},
+		{http.MethodPost, "/search"},
+		{http.MethodDelete, "/agents"},
+	} {
+		rec := serveOnce(h, c.method, c.path, nil)
+		if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: Content-Type %q, want JSON", c.method, c.path, rec.Header().Get("Content-Type"))
+		}
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s (%d): X-Content-Type-Options %q, want nosniff", c.method, c.path, rec.Code, got)
+		}
+	}
+}

@@ -346,10 +346,10 @@ func (s *Server) routes() {
 }
 
 // Handler returns the server's HTTP handler: correlation ids, Via, the
-// per-client rate limit (Config.RateLimit) and method checks around the
-// routes.
+// per-client rate limit (Config.RateLimit), NoSniff and method checks
+// around the routes.
 func (s *Server) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return NoSniff(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cid := r.Header.Get("X-Correlation-ID")
 		if !validCorrelationID(cid) {
 			cid = newCorrelationID()
@@ -379,6 +379,17 @@ func (s *Server) Handler() http.Handler {
 		// The mux set r.Pattern on this request when it routed it.
 		noteRoute(r, r.Pattern)
 		s.metrics.observeRequest(r.Pattern, sw.status, time.Since(start))
+	}))
+}
+
+// NoSniff sets X-Content-Type-Options: nosniff on every answer of h, so a
+// browser never reads a JSON answer (which may echo request text) as
+// another type. Handler applies it; cmd wraps the routes it adds in front
+// (metrics, admin, IndexNow) with it too.
+func NoSniff(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
 	})
 }
 

@@ -436,9 +436,9 @@ func (s *server) buildHandler(api *searchapi.Server) {
 	}
 	mux.Handle("/", api.Handler())
 	s.routes = append(append(s.routes, mux.Patterns()...), api.Routes()...)
-	s.handler = mux
+	s.handler = searchapi.NoSniff(mux)
 	if s.opts.accessLog {
-		s.handler = searchapi.AccessLog(mux, s.log.With("component", "http"))
+		s.handler = searchapi.AccessLog(s.handler, s.log.With("component", "http"))
 	}
 }
 
