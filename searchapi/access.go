@@ -3,14 +3,12 @@ package searchapi
 import (
 	"context"
 	"strings"
-
-	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // The access rule: a record whose visibility names groups is seen only by
 // callers in one of them; a record without visibility is public. The
 // caller's groups come from its verified credential (auth.go), never from
-// request text, and are ANDed into the Meilisearch filter of every read, so
+// request text, and are ANDed into the Meilisearch filter of every read (filter.Access), so
 // totals, facet counts, page tokens and lookups by identifier all count
 // only what the caller may see.
 
@@ -32,17 +30,6 @@ func withCaller(ctx context.Context, c caller) context.Context {
 func accessOf(ctx context.Context) []string {
 	c, _ := ctx.Value(callerKey{}).(caller)
 	return c.groups
-}
-
-// publicExpr matches records without visibility: the field absent or empty.
-var publicExpr = normalize.FieldVisibility + " NOT EXISTS OR " + normalize.FieldVisibility + " IS EMPTY"
-
-// accessExpr is the filter of the records a caller in groups may see.
-func accessExpr(groups []string) string {
-	if len(groups) == 0 {
-		return publicExpr
-	}
-	return publicExpr + " OR " + inExpr(normalize.FieldVisibility, groups)
 }
 
 // accessKey is the part of a page token's binding that names the caller's

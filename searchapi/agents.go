@@ -11,6 +11,8 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
+	"github.com/agentfinder/agentfinder/searchapi/filterlang"
 )
 
 const (
@@ -34,14 +36,14 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	access := accessOf(r.Context())
-	filter := andExpr(lq.expr, accessExpr(access))
+	f := filter.And(lq.expr, filter.Access(access))
 	if !lq.includeStale {
-		filter = andExpr(filter, liveExpr(s.now()))
+		f = filter.And(f, filter.Live(s.now()))
 	}
 	// The token is bound to the translated filter, the order, the page size,
 	// includeStale and the caller's access: a token only continues the
 	// listing it came from.
-	norm := "agents\x00" + lq.expr + "\x00" + strings.Join(lq.sort, ",") + "\x00" + strconv.Itoa(lq.size) + "\x00" + strconv.FormatBool(lq.includeStale) + accessKey(access)
+	norm := "agents\x00" + string(lq.expr) + "\x00" + strings.Join(lq.sort, ",") + "\x00" + strconv.Itoa(lq.size) + "\x00" + strconv.FormatBool(lq.includeStale) + accessKey(access)
 	offset := 0
 	if t := qv.Get("pageToken"); t != "" {
 		if offset, err = s.tokens.decode(norm, t); err != nil {
@@ -50,7 +52,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	}
 	hpp := int64(lq.size)
 	req := &meilisearch.SearchRequest{
-		Filter:               nilIfEmpty(filter),
+		Filter:               f.Filter(),
 		Sort:                 lq.sort,
 		Page:                 int64(offset/lq.size + 1),
 		HitsPerPage:          &hpp,
@@ -75,8 +77,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 
 // listQuery is a GET /agents request as its URL gives it.
 type listQuery struct {
-	expr         string   // the filter, shorthand parameters and options, translated
-	sort         []string // Meilisearch sort rules
+	expr         filter.Expr // the filter, shorthand parameters and options, translated
+	sort         []string    // Meilisearch sort rules
 	size         int
 	includeStale bool
 }
@@ -103,11 +105,7 @@ func parseListQuery(qv url.Values) (listQuery, error) {
 	if lq.includeStale, err = boolParam(qv, "includeStale"); err != nil {
 		return listQuery{}, err
 	}
-	tree, err := parseFilter(qv.Get("filter"))
-	if err != nil {
-		return listQuery{}, err
-	}
-	expr, err := translate(tree)
+	expr, err := filterlang.Parse(qv.Get("filter"))
 	if err != nil {
 		return listQuery{}, err
 	}
@@ -119,8 +117,8 @@ func parseListQuery(qv url.Values) (listQuery, error) {
 	if err != nil {
 		return listQuery{}, err
 	}
-	lq.expr = andExpr(expr, short, opts)
-	if lq.sort, err = parseOrderBy(qv.Get("orderBy")); err != nil {
+	lq.expr = filter.And(expr, short, opts)
+	if lq.sort, err = filterlang.OrderBy(qv.Get("orderBy")); err != nil {
 		return listQuery{}, err
 	}
 	return lq, nil
@@ -141,7 +139,7 @@ func boolParam(qv url.Values, name string) (bool, error) {
 
 // listOptionsExpr is the filter of GET /agents's signedOnly and liveOnly
 // parameters, the same filters as POST /search's options.
-func listOptionsExpr(qv url.Values) (string, error) {
+func listOptionsExpr(qv url.Values) (filter.Expr, error) {
 	signed, err := boolParam(qv, "signedOnly")
 	if err != nil {
 		return "", err
@@ -154,11 +152,11 @@ func listOptionsExpr(qv url.Values) (string, error) {
 	if err := q.addOptions(signed, live); err != nil {
 		return "", err
 	}
-	parts := make([]string, 0, len(q.Groups))
+	parts := make([]filter.Expr, 0, len(q.Groups))
 	for _, g := range q.Groups {
 		parts = append(parts, g.expr())
 	}
-	return andExpr(parts...), nil
+	return filter.And(parts...), nil
 }
 
 // internalFields are index fields never shown to clients.
@@ -202,7 +200,7 @@ func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.
 	// caller: the same answer and the same work for both.
 	var docs meilisearch.DocumentsResult
 	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
-		Filter: andExpr(eqExpr(normalize.FieldID, normalize.DocID(identifier)), accessExpr(accessOf(ctx))),
+		Filter: filter.And(filter.Eq(normalize.FieldID, normalize.DocID(identifier)), filter.Access(accessOf(ctx))).Filter(),
 		Limit:  1,
 	}, &docs)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/filterlang"
 )
 
 // Error codes of the xu error model (docs/ARCHITECTURE.md, "External contracts").
@@ -85,7 +86,12 @@ func classify(err error) *APIError {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	var fe *filterlang.Error
 	switch {
+	case errors.As(err, &fe) && fe.Unsupported:
+		return unsupported("%s", fe.Message)
+	case errors.As(err, &fe):
+		return invalid("%s", fe.Message)
 	case errors.Is(err, federation.ErrInvalidPageToken):
 		return invalid("pageToken is not a token issued by this registry for this query")
 	case errors.Is(err, federation.ErrInvalidMode):

@@ -1,102 +1,12 @@
 package searchapi
 
 import (
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentfinder/agentfinder/normalize"
-	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
-
-// Filters are built here and only here. Every value a client sends is passed
-// through hybrid.Quote, so user text never becomes filter syntax: it is always a
-// double-quoted Meilisearch string with backslashes and quotes escaped. Field
-// names never come from the client; they are the normalize.Field* constants.
-// Meilisearch compares filter strings case-insensitively.
-
-// eqExpr is `field = "v"`.
-func eqExpr(field, v string) string { return field + " = " + hybrid.Quote(v) }
-
-// inExpr is `field IN ["a", "b"]`: the document's field (or one element of
-// an array field) equals one of vals.
-func inExpr(field string, vals []string) string {
-	if len(vals) == 1 {
-		return eqExpr(field, vals[0])
-	}
-	return hybrid.In(field, vals)
-}
-
-// andExpr joins non-empty expressions with AND, each in parentheses.
-func andExpr(parts ...string) string { return joinExpr(" AND ", parts) }
-
-// orExpr joins non-empty expressions with OR, each in parentheses.
-func orExpr(parts ...string) string { return joinExpr(" OR ", parts) }
-
-func joinExpr(op string, parts []string) string {
-	var keep []string
-	for _, p := range parts {
-		if p != "" {
-			keep = append(keep, p)
-		}
-	}
-	switch len(keep) {
-	case 0:
-		return ""
-	case 1:
-		return keep[0]
-	}
-	return "(" + strings.Join(keep, ")"+op+"(") + ")"
-}
-
-// notExpr negates a non-empty expression.
-func notExpr(e string) string {
-	if e == "" {
-		return ""
-	}
-	return "NOT (" + e + ")"
-}
-
-// liveExpr leaves out stale records and records that expired at or before now.
-func liveExpr(now time.Time) string {
-	ts := strconv.FormatInt(now.Unix(), 10)
-	return normalize.FieldStale + " = false AND (" + normalize.FieldExpiresAtTs + " = 0 OR " + normalize.FieldExpiresAtTs + " > " + ts + ")"
-}
-
-// sinceExpr keeps records whose Unix-seconds field is at or after t.
-func sinceExpr(field string, t time.Time) string {
-	return field + " >= " + strconv.FormatInt(t.Unix(), 10)
-}
-
-// typeSpellings returns the stored spellings a requested media type matches:
-// the canonical form normalize stores, with and without "+json", so that
-// "application/mcp-server-card+json", "APPLICATION/MCP-SERVER; v=1" and
-// "application/ai-registry" all find what normalize canonicalized.
-func typeSpellings(v string) []string {
-	c := normalize.CanonicalType(v)
-	base := strings.TrimSuffix(c, "+json")
-	out := []string{c}
-	for _, s := range []string{base, base + "+json"} {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// publisherValue reduces a publisher given as a URN, URL or name to what
-// publisherNames holds (lower-case domain, host identifier or name).
-func publisherValue(v string) string {
-	v = strings.ToLower(strings.TrimSpace(v))
-	if strings.Contains(v, "://") {
-		if u, err := url.Parse(v); err == nil && u.Hostname() != "" {
-			return u.Hostname()
-		}
-	}
-	return v
-}
 
 // filterGroup is one hard constraint of a search: a field and values, with
 // how the values combine.
@@ -117,66 +27,45 @@ const (
 )
 
 // expr translates the group into a filter expression.
-func (g filterGroup) expr() string {
+func (g filterGroup) expr() filter.Expr {
 	if len(g.Vals) == 0 {
 		return ""
 	}
 	switch g.Op {
 	case opAll:
-		parts := make([]string, len(g.Vals))
+		parts := make([]filter.Expr, len(g.Vals))
 		for i, v := range g.Vals {
 			parts[i] = g.valueExpr(v)
 		}
-		return andExpr(parts...)
+		return filter.And(parts...)
 	case opNone:
-		parts := make([]string, len(g.Vals))
+		parts := make([]filter.Expr, len(g.Vals))
 		for i, v := range g.Vals {
 			parts[i] = g.valueExpr(v)
 		}
-		return notExpr(orExpr(parts...))
+		return filter.Not(filter.Or(parts...))
 	}
-	if g.Field == normalize.FieldType || len(g.Also) > 0 || hasAbsentRule(g.Field) {
-		parts := make([]string, len(g.Vals))
+	if g.Field == normalize.FieldType || len(g.Also) > 0 || filter.HasAbsentRule(g.Field) {
+		parts := make([]filter.Expr, len(g.Vals))
 		for i, v := range g.Vals {
 			parts[i] = g.valueExpr(v)
 		}
-		return orExpr(parts...)
+		return filter.Or(parts...)
 	}
-	return inExpr(g.Field, g.Vals)
+	return filter.Any(g.Field, g.Vals)
 }
 
 // valueExpr matches one value, expanding media type spellings and looking
 // in every field of the group.
-func (g filterGroup) valueExpr(v string) string {
-	if g.Field == normalize.FieldType {
-		return inExpr(g.Field, typeSpellings(v))
-	}
-	if a := absentExpr(g.Field, v); a != "" {
-		return orExpr(eqExpr(g.Field, v), a)
-	}
+func (g filterGroup) valueExpr(v string) filter.Expr {
 	if len(g.Also) > 0 {
-		parts := []string{eqExpr(g.Field, v)}
+		parts := []filter.Expr{filter.Eq(g.Field, v)}
 		for _, f := range g.Also {
-			parts = append(parts, eqExpr(f, v))
+			parts = append(parts, filter.Eq(f, v))
 		}
-		return orExpr(parts...)
+		return filter.Or(parts...)
 	}
-	return eqExpr(g.Field, v)
-}
-
-func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-func trim(s string) string  { return strings.TrimSpace(s) }
-
-// valueNorm returns how a value given for f is reduced to what the index
-// holds.
-func valueNorm(f normalize.FilterField) func(string) string {
-	switch {
-	case f.Field == normalize.FieldPublisherNames:
-		return publisherValue
-	case f.Fold:
-		return lower
-	}
-	return trim
+	return filter.Match(g.Field, v)
 }
 
 // searchFilter is a filter a client may name in query.filter (ARD) or as a
@@ -238,7 +127,7 @@ func newGroup(key string, vals []string) (g filterGroup, ok bool, err error) {
 		return filterGroup{}, false, nil
 	}
 	f := normalize.FilterFields[k.name]
-	norm := valueNorm(f)
+	norm := filter.Norm(f)
 	if k.norm != nil {
 		norm = k.norm
 	}
@@ -248,5 +137,8 @@ func newGroup(key string, vals []string) (g filterGroup, ok bool, err error) {
 			g.Vals = append(g.Vals, v)
 		}
 	}
-	return g, true, checkValues(key, f, g.Vals)
+	if err := filter.CheckValues(key, f, g.Vals); err != nil {
+		return g, true, invalid("%s", err)
+	}
+	return g, true, nil
 }

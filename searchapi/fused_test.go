@@ -15,6 +15,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -243,9 +244,9 @@ func (f *fixture) parse(t testing.TB, body map[string]any) *searchQuery {
 
 // admitted lists, sorted, the identifiers of every document the Meilisearch
 // filter admits.
-func (f *fixture) admitted(t testing.TB, filter string) []string {
+func (f *fixture) admitted(t testing.TB, expr filter.Expr) []string {
 	t.Helper()
-	resp, err := f.meili.Client.Index(f.index).Search("", &meilisearch.SearchRequest{Filter: nilIfEmpty(filter), Limit: 1000,
+	resp, err := f.meili.Client.Index(f.index).Search("", &meilisearch.SearchRequest{Filter: expr.Filter(), Limit: 1000,
 		AttributesToRetrieve: []string{"identifier"}})
 	if err != nil {
 		t.Fatal(err)

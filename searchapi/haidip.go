@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
 // POST /agents/search is the HAIDIP binding
@@ -173,8 +174,8 @@ var listShorthands = map[string]string{"capability": "capability", "language": "
 // shorthandExpr returns the filter of GET /agents's HAIDIP shorthands
 // (capability=translation&language=es; repeated or comma-separated values):
 // every capability, any of the languages.
-func shorthandExpr(values map[string][]string) (string, error) {
-	var parts []string
+func shorthandExpr(values map[string][]string) (filter.Expr, error) {
+	var parts []filter.Expr
 	for _, name := range slices.Sorted(maps.Keys(listShorthands)) {
 		var vals []string
 		for _, v := range values[name] {
@@ -192,5 +193,5 @@ func shorthandExpr(values map[string][]string) (string, error) {
 			parts = append(parts, g.expr())
 		}
 	}
-	return andExpr(parts...), nil
+	return filter.And(parts...), nil
 }

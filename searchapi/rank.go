@@ -12,31 +12,32 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 	"github.com/agentfinder/agentfinder/searchapi/score"
 )
 
 // filter returns the Meilisearch filter of the query's hard constraints.
-func (s *Server) filter(q *searchQuery) string {
-	parts := make([]string, 0, len(q.Groups)+2)
+func (s *Server) filter(q *searchQuery) filter.Expr {
+	parts := make([]filter.Expr, 0, len(q.Groups)+2)
 	for _, g := range q.Groups {
 		parts = append(parts, g.expr())
 	}
 	if q.VerifiedOnly {
-		parts = append(parts, normalize.FieldPublisherVerified+" = true")
+		parts = append(parts, filter.Is(normalize.FieldPublisherVerified, true))
 	}
 	if !q.IncludeStale {
-		parts = append(parts, liveExpr(s.now()))
+		parts = append(parts, filter.Live(s.now()))
 	}
 	if q.MaxIndexAge > 0 {
-		parts = append(parts, sinceExpr(normalize.FieldIndexedAtTs, s.now().Add(-q.MaxIndexAge)))
+		parts = append(parts, filter.Since(normalize.FieldIndexedAtTs, s.now().Add(-q.MaxIndexAge)))
 	}
 	if q.MaxMetadataAge > 0 {
-		parts = append(parts, sinceExpr(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
+		parts = append(parts, filter.Since(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
 	}
-	parts = append(parts, accessExpr(q.access))
-	return andExpr(parts...)
+	parts = append(parts, filter.Access(q.access))
+	return filter.And(parts...)
 }
 
 // searchAttributes are the document fields a search retrieves: everything a
@@ -74,17 +75,10 @@ func (s *Server) exploreSearch(q *searchQuery, facets []string) *meilisearch.Sea
 		Query:            text,
 		Page:             1,
 		HitsPerPage:      &zero, // no hits, an exact total
-		Filter:           nilIfEmpty(s.filter(q)),
+		Filter:           s.filter(q).Filter(),
 		Facets:           facets,
 		MatchingStrategy: matchingStrategy,
 	}
-}
-
-func nilIfEmpty(f string) any {
-	if f == "" {
-		return nil
-	}
-	return f
 }
 
 // meiliHit is one hit as Meilisearch returns it: the retrieved fields plus
@@ -171,7 +165,7 @@ func (s *Server) newPlan(q *searchQuery, vec []float32) hybrid.Request {
 		Text:          q.Text,
 		Terms:         s.searchTerms(q.Text),
 		Vector:        vec,
-		Filter:        nilIfEmpty(s.filter(q)),
+		Filter:        s.filter(q).Filter(),
 		KeywordWeight: s.keywordWeight,
 		IDField:       normalize.FieldIdentifier,
 	}
@@ -379,7 +373,7 @@ func (s *Server) candidateFacets(candidates []query.Scored, fields []string, acc
 		ids[i] = c.ID
 	}
 	zero := int64(0)
-	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: andExpr(hybrid.In(normalize.FieldIdentifier, ids), accessExpr(access)), Page: 1, HitsPerPage: &zero, Facets: fields}
+	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: filter.And(filter.In(normalize.FieldIdentifier, ids), filter.Access(access)).Filter(), Page: 1, HitsPerPage: &zero, Facets: fields}
 }
 
 // facetCounts decodes the counts candidateFacets asked for. A bad answer is

@@ -5,21 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
 // Trust and health are shown and filtered, never scored: the relevance
 // score reads neither (Agent Finder §7.1: the score is not a trust
 // rating). A record indexed before they existed, or relayed by a registry
-// that does not report them, lacks them; it counts, in filters, facet
-// counts and results alike, as normalize.Record.TrustLevel and
-// Record.HealthStatus say: trust "domain" when its publisher is verified,
-// else "none"; health "unknown".
+// that does not report them, lacks them; it counts, in filters
+// (filter.Absent), facet counts and results alike, as
+// normalize.Record.TrustLevel and Record.HealthStatus say: trust "domain"
+// when its publisher is verified, else "none"; health "unknown".
 
 // signedOnly and liveOnly are the request options, as the filter groups
 // they stand for.
@@ -27,53 +26,6 @@ var (
 	signedOnly = []string{normalize.TrustSigned}
 	liveOnly   = []string{normalize.HealthUp}
 )
-
-// absentExpr matches the records that lack field and count as value v
-// (folded) by the rule above, "" when none do. The rule is read from
-// normalize, never restated: a record without trust counts as the level
-// Record.TrustLevel gives it with its publisher verified or not.
-func absentExpr(field, v string) string {
-	missing := field + " NOT EXISTS"
-	switch field {
-	case normalize.FieldTrustLevel:
-		var parts []string
-		for _, verified := range []bool{true, false} {
-			if (normalize.Record{PublisherVerified: verified}).TrustLevel() == v {
-				parts = append(parts, normalize.FieldPublisherVerified+" = "+strconv.FormatBool(verified))
-			}
-		}
-		if len(parts) == 0 {
-			return ""
-		}
-		return andExpr(missing, orExpr(parts...))
-	case normalize.FieldHealthStatus:
-		if (normalize.Record{}).HealthStatus() == v {
-			return missing
-		}
-	}
-	return ""
-}
-
-// hasAbsentRule reports whether a filter on field must also look at records
-// that lack it.
-func hasAbsentRule(field string) bool {
-	return field == normalize.FieldTrustLevel || field == normalize.FieldHealthStatus
-}
-
-// checkValues refuses a value outside the closed list of a field that has
-// one (a trust level or health status that does not exist matches nothing,
-// which a client would take for an empty index).
-func checkValues(name string, f normalize.FilterField, vals []string) error {
-	if f.Values == nil {
-		return nil
-	}
-	for _, v := range vals {
-		if !slices.Contains(f.Values, v) {
-			return invalid("%s must be one of %s, got %q", name, strings.Join(f.Values, ", "), v)
-		}
-	}
-	return nil
-}
 
 // fillTrustHealth gives an entry that lacks trust or health the ones it
 // counts as, so every result and record shows both.
@@ -153,7 +105,7 @@ func (s *Server) countAbsent(ctx context.Context, q *searchQuery, fields []strin
 		return nil
 	}
 	req := s.exploreSearch(q, []string{normalize.FieldPublisherVerified})
-	req.Filter = andExpr(s.filter(q), normalize.FieldTrustLevel+" NOT EXISTS")
+	req.Filter = filter.And(s.filter(q), filter.Missing(normalize.FieldTrustLevel)).Filter()
 	resp, err := s.rawSearch(ctx, req)
 	if err != nil {
 		return err

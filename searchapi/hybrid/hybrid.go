@@ -21,6 +21,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -258,7 +259,7 @@ func FetchAlso(ctx context.Context, c Client, index, idField string, ids []strin
 	}
 	queries := also
 	if len(ids) > 0 {
-		req := &meilisearch.SearchRequest{IndexUID: index, Filter: In(idField, ids), Limit: int64(len(ids)),
+		req := &meilisearch.SearchRequest{IndexUID: index, Filter: filter.In(idField, ids).Filter(), Limit: int64(len(ids)),
 			AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
 		queries = append([]*meilisearch.SearchRequest{req}, also...)
 	}
@@ -310,41 +311,6 @@ func holdsAny(raw json.RawMessage, want map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// Quote returns v as a Meilisearch filter string literal: double-quoted,
-// backslashes and quotes escaped, so a value never becomes filter syntax.
-func Quote(v string) string {
-	var b strings.Builder
-	b.Grow(len(v) + 2)
-	b.WriteByte('"')
-	for _, r := range v {
-		switch r {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-// In is the filter `field IN ["a", "b"]`, each value Quoted: the document's
-// field (or one element of an array field) equals one of vals.
-func In(field string, vals []string) string {
-	var b strings.Builder
-	b.WriteString(field)
-	b.WriteString(" IN [")
-	for i, v := range vals {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(Quote(v))
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // Vectors returns the embeddings a hit fetched with vectors holds for the

@@ -1,4 +1,4 @@
-package searchapi
+package filterlang
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The lexer of the GET /agents filter language (agentsfilter.go has the
+// The lexer of the GET /agents filter language (parse.go has the
 // grammar): words, quoted strings, comparators and punctuation.
 
 type tokKind int

@@ -1,4 +1,4 @@
-package searchapi
+package filterlang
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ func TestParseAndTranslateFilter(t *testing.T) {
 	tests := []struct {
 		in   string
 		want string
-		code string // expected error code instead
+		code string // expected error kind instead: invalid or unsupported
 	}{
 		{in: ``, want: ``},
 		{in: `tags = weather`, want: `tags = "weather"`},
@@ -37,39 +37,35 @@ func TestParseAndTranslateFilter(t *testing.T) {
 		{in: `compliance:HIPAA`, want: `compliance = "hipaa"`},
 		{in: `tags = 東京`, want: `tags = "東京"`},
 		{in: `tags = a-b`, want: `tags = "a-b"`},
-		{in: `tags =`, code: CodeInvalidRequest},
-		{in: `tags`, code: CodeInvalidRequest},
-		{in: `= a`, code: CodeInvalidRequest},
-		{in: `(tags = a`, code: CodeInvalidRequest},
-		{in: `tags = a)`, code: CodeInvalidRequest},
-		{in: `tags = "a`, code: CodeInvalidRequest},
-		{in: `tags ! a`, code: CodeInvalidRequest},
-		{in: `tags IN a`, code: CodeInvalidRequest},
-		{in: `tags IN (a b)`, code: CodeInvalidRequest},
-		{in: `AND tags = a`, code: CodeInvalidRequest},
-		{in: `tags = a OR`, code: CodeInvalidRequest},
-		{in: `tags > a`, code: CodeInvalidRequest},
-		{in: `verified = yes`, code: CodeInvalidRequest},
-		{in: `updatedAt > soon`, code: CodeInvalidRequest},
-		{in: `secret = x`, code: CodeUnsupportedFilter},
-		{in: `tags = a OR _geoRadius = x`, code: CodeUnsupportedFilter},
-		{in: "tags = \xff", code: CodeInvalidRequest},
+		{in: `tags =`, code: "invalid"},
+		{in: `tags`, code: "invalid"},
+		{in: `= a`, code: "invalid"},
+		{in: `(tags = a`, code: "invalid"},
+		{in: `tags = a)`, code: "invalid"},
+		{in: `tags = "a`, code: "invalid"},
+		{in: `tags ! a`, code: "invalid"},
+		{in: `tags IN a`, code: "invalid"},
+		{in: `tags IN (a b)`, code: "invalid"},
+		{in: `AND tags = a`, code: "invalid"},
+		{in: `tags = a OR`, code: "invalid"},
+		{in: `tags > a`, code: "invalid"},
+		{in: `verified = yes`, code: "invalid"},
+		{in: `updatedAt > soon`, code: "invalid"},
+		{in: `secret = x`, code: "unsupported"},
+		{in: `tags = a OR _geoRadius = x`, code: "unsupported"},
+		{in: "tags = \xff", code: "invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			tree, err := parseFilter(tc.in)
-			var got string
-			if err == nil {
-				got, err = translate(tree)
-			}
+			got, err := Parse(tc.in)
 			if tc.code != "" {
-				var ae *APIError
-				if !errors.As(err, &ae) || ae.Code != tc.code {
+				var fe *Error
+				if !errors.As(err, &fe) || fe.Unsupported != (tc.code == "unsupported") {
 					t.Fatalf("got %q, %v; want error %s", got, err, tc.code)
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || string(got) != tc.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
 			}
 		})
@@ -96,39 +92,17 @@ func TestFilterLimits(t *testing.T) {
 	}
 }
 
-// FuzzParseFilter: any input either fails with an APIError or translates to
+// FuzzParseFilter: any input either fails with an *Error or translates to
 // a filter; the parser never panics.
 func FuzzParseFilter(f *testing.F) {
 	for _, s := range []string{`tags = a AND NOT (type:x OR verified = true)`, `tags IN ("a", 'b')`, `-x:"\""`, `updatedAt >= 2026-01-01`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tree, err := parseFilter(s)
-		if err == nil {
-			_, err = translate(tree)
-		}
-		var ae *APIError
-		if err != nil && !errors.As(err, &ae) {
-			t.Fatalf("%q: non-API error %v", s, err)
+		_, err := Parse(s)
+		var fe *Error
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("%q: error %v is not an *Error", s, err)
 		}
 	})
-}
-
-func TestPageTokens(t *testing.T) {
-	p := pageTokens{key: []byte("k")}
-	tok := p.encode("q1", 30)
-	if off, err := p.decode("q1", tok); err != nil || off != 30 {
-		t.Fatalf("round trip: %d %v", off, err)
-	}
-	if _, err := p.decode("q2", tok); err == nil {
-		t.Fatal("token accepted for another query")
-	}
-	if _, err := (pageTokens{key: []byte("other")}).decode("q1", tok); err == nil {
-		t.Fatal("token accepted under another key")
-	}
-	for _, bad := range []string{"", "v1.", "v1.a.b", "v2." + tok[3:], tok + "x", p.encode("q1", maxOffset+1)} {
-		if _, err := p.decode("q1", bad); err == nil {
-			t.Errorf("accepted %q", bad)
-		}
-	}
 }
