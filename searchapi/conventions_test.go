@@ -3,6 +3,7 @@ package searchapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -147,5 +148,49 @@ func TestJSONAnswersNoSniff(t *testing.T) {
 		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("%s %s (%d): X-Content-Type-Options %q, want nosniff", c.method, c.path, rec.Code, got)
 		}
+	}
+}
+
+// TestMCPRefusesBatches: POST /mcp takes one JSON-RPC message per request.
+// A batch (which would run every call in it past the per-client rate limit
+// and the search slots) is answered 400 with a JSON-RPC invalid request
+// error, and text that is not JSON with a parse error; one message still
+// gets its answer.
+func TestMCPRefusesBatches(t *testing.T) {
+	h := conventionServer(t, nil).Handler()
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`
+	post := func(body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	batch := make([]string, 50)
+	for i := range batch {
+		batch[i] = fmt.Sprintf(call, i+1)
+	}
+	for _, c := range []struct {
+		name, body string
+		code       int
+	}{
+		{"batch", "[" + strings.Join(batch, ",") + "]", -32600},
+		{"not JSON", "tools/list please", -32700},
+	} {
+		rec := post(c.body)
+		var ans struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &ans); rec.Code != http.StatusBadRequest || err != nil || ans.Error.Code != c.code || ans.ID != nil {
+			t.Errorf("%s: %d %s, want 400 with JSON-RPC error %d", c.name, rec.Code, rec.Body.String(), c.code)
+		}
+	}
+	if rec := post(fmt.Sprintf(call, 1)); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"search"`) {
+		t.Errorf("one message: %d %s", rec.Code, rec.Body.String())
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +17,7 @@ import (
 // explore) over stdio, answering from an Agent Finder registry's HTTP API,
 // so a desktop assistant can use any registry.
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return mcpMain(ctx, args, nil, &mcp.StdioTransport{}, stdout, stderr)
+	return mcpMain(ctx, args, nil, mcpserver.StdioTransport(os.Stdin, os.Stdout), stdout, stderr)
 }
 
 // mcpMain runs the MCP server on transport; stdout gets only --help (the
@@ -27,6 +27,8 @@ func mcpMain(ctx context.Context, args []string, getenv func(string) (string, bo
 		"transport, for desktop assistants), answering from an Agent Finder registry's HTTP API.")
 	server := c.fs.String("server", "http://127.0.0.1:8080", "base URL of the Agent Finder registry")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "timeout of each request to the registry")
+	var apiKey string
+	c.apiKeyFlag(&apiKey)
 	c.setEnv("server", "AGENTFINDER_SERVER")
 	if code := c.parseOrExit(args, getenv, stdout, stderr); code >= 0 {
 		return code
@@ -35,7 +37,7 @@ func mcpMain(ctx context.Context, args []string, getenv func(string) (string, bo
 		fmt.Fprintf(stderr, "agentfinder mcp: unexpected arguments %q\n", c.args)
 		return 2
 	}
-	remote, err := mcpserver.NewRemote(*server, &http.Client{Timeout: *timeout})
+	remote, err := mcpserver.NewRemote(*server, apiClient(*server, apiKey, *timeout))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder mcp: %v\n", err)
 		return 2

@@ -21,6 +21,8 @@ func pingMain(ctx context.Context, args []string, getenv func(string) (string, b
 	key := c.fs.String("key", "", "the IndexNow `key` (8-128 characters a-z, A-Z, 0-9, -) published in the key file")
 	keyLocation := c.fs.String("key-location", "", "`URL` of the key file when it is not https://<host>/<key>.txt (on the same host)")
 	timeout := c.fs.Duration("timeout", 30*time.Second, "request timeout")
+	var apiKey string
+	c.apiKeyFlag(&apiKey)
 	c.setEnv("server", "AGENTFINDER_SERVER")
 	c.setEnv("key", "AGENTFINDER_INDEXNOW_KEY")
 	c.noEnv("key-location", "timeout")
@@ -37,7 +39,7 @@ func pingMain(ctx context.Context, args []string, getenv func(string) (string, b
 		return 2
 	}
 	body, _ := json.Marshal(map[string]any{"host": u.Host, "key": *key, "keyLocation": *keyLocation, "urlList": c.args})
-	ans, err := postAPI(ctx, *server, "/indexnow", body, *timeout, 1<<20)
+	ans, err := postAPI(ctx, *server, apiKey, "/indexnow", body, *timeout, 1<<20)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder ping: %v\n", err)
 		return exitCodeOf(err)

@@ -33,7 +33,7 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 		fmt.Fprintln(stderr, "agentfinder search: missing search TEXT\nRun 'agentfinder search --help' for its flags.")
 		return 2
 	}
-	ans, err := postAPI(ctx, o.server, "/search", o.request(text), o.timeout, maxSearchResponse)
+	ans, err := postAPI(ctx, o.server, o.apiKey, "/search", o.request(text), o.timeout, maxSearchResponse)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentfinder search: %v\n", err)
 		return exitCodeOf(err)
@@ -58,18 +58,19 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 
 // searchOptions are the flags of 'agentfinder search'.
 type searchOptions struct {
-	server, typ, publisher, compliance, federation, pageToken string
-	pageSize                                                  int
-	tags, preferTags                                          stringList
-	verifiedOnly, signedOnly, liveOnly                        bool
-	evidence, stale, asJSON                                   bool
-	timeout                                                   time.Duration
+	server, apiKey, typ, publisher, compliance, federation, pageToken string
+	pageSize                                                          int
+	tags, preferTags                                                  stringList
+	verifiedOnly, signedOnly, liveOnly                                bool
+	evidence, stale, asJSON                                           bool
+	timeout                                                           time.Duration
 }
 
 func searchCLI(o *searchOptions) *cli {
 	c := newCLI("search", "[flags] TEXT...\n\nSends one Agent Finder POST /search to a server and prints the results.")
 	fs := c.fs
 	fs.StringVar(&o.server, "server", "http://127.0.0.1:8080", "base URL of the Agent Finder server")
+	c.apiKeyFlag(&o.apiKey)
 	fs.StringVar(&o.typ, "type", "", "filter by artifact `type` (media type, e.g. application/a2a-agent-card+json)")
 	fs.StringVar(&o.publisher, "publisher", "", "filter by `publisher` domain or name")
 	fs.StringVar(&o.compliance, "compliance", "", "filter by `compliance` requirement (e.g. hipaa, soc2)")

@@ -78,17 +78,19 @@ type HTTPOptions struct {
 }
 
 // Handler serves srv over streamable HTTP, stateless (no session between
-// calls) with JSON responses instead of event streams.
+// calls) with JSON responses instead of event streams. A body that is not
+// one JSON-RPC message (a batch among them) is answered 400 with a
+// JSON-RPC error: one HTTP request is one call.
 func Handler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 64 << 10
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return refuseMalformed(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
 		MaxRequestBodyBytes:        opts.MaxBodyBytes,
 		DisableLocalhostProtection: opts.AllowAnyHost,
-	})
+	}), opts.MaxBodyBytes)
 }
 
 // tools are the tool handlers over one Backend.
