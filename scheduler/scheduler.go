@@ -139,7 +139,8 @@ type Scheduler struct {
 }
 
 // New checks cfg and returns a stopped Scheduler. It loads the state file if
-// one exists (a missing file is a fresh start; a corrupt one is an error).
+// one exists (a missing file is a fresh start; a corrupt one is moved aside
+// with a warning, and the seeds start fresh).
 func New(cfg Config, c Crawler) (*Scheduler, error) {
 	if c == nil {
 		return nil, errors.New("scheduler: nil crawler")

@@ -1,10 +1,12 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -359,12 +361,76 @@ func TestStateRoundTrip(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("state dir holds %d files", len(entries))
 	}
-	// A corrupt file is an error, not a silent fresh start.
-	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+}
+
+// TestCorruptStateMovedAside: a state file that does not parse is moved
+// aside with a warning naming it, and the scheduler starts from empty state
+// (every seed due) instead of refusing to start.
+func TestCorruptStateMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scheduler.json")
+	if err := os.WriteFile(path, []byte(`{"version": 1, "seeds": [{"seed": "a.te`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Config{StatePath: path}, fc); err == nil {
-		t.Fatal("corrupt state file accepted")
+	var logs bytes.Buffer
+	fc := newFakeCrawler(nil)
+	s, _ := newTest(t, Config{StatePath: path, SaveInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, fc)
+	s.SetSeeds([]string{"a.test"})
+	if got := runDue(t, s); !reflect.DeepEqual(got, []string{"a.test"}) {
+		t.Errorf("after a corrupt state file started %v, want the seed", got)
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("corrupt file not kept aside: %v", aside)
+	}
+	if b, _ := os.ReadFile(aside[0]); !strings.HasPrefix(string(b), `{"version": 1, "seeds": [{"seed": "a.te`) {
+		t.Errorf("the file kept aside holds %q", b)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), aside[0]) {
+		t.Errorf("no warning naming the file kept aside:\n%s", logs.String())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("state not written again after the fresh start: %v", err)
+	}
+}
+
+// TestStateFromClockAheadIsClamped: a state file written while the clock
+// was 70 years ahead (then corrected) does not keep seeds waiting until
+// then: after a restart, a seed runs again within one schedule interval
+// (plus its jitter), a failing one within the backoff it earned.
+func TestStateFromClockAheadIsClamped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "scheduler.json")
+	fc := newFakeCrawler(func(seed string) (Result, error) {
+		if seed == "bad.test" {
+			return Result{}, errors.New("dns_error")
+		}
+		return Result{Catalogs: 1, Succeeded: 1}, nil
+	})
+	cfg := Config{StatePath: path, SaveInterval: -1, Schedule: "@every 1h", MaxBackoff: 4 * time.Hour}
+	ahead, clk := newTest(t, cfg, fc)
+	right := clk.Now()
+	clk.Set(right.AddDate(70, 0, 0))
+	ahead.SetSeeds([]string{"a.test", "bad.test"})
+	runDue(t, ahead)
+	ahead.SetSeeds([]string{"a.test", "bad.test"}) // saves
+	if st := state(t, ahead, "a.test"); st.Next.Year() < 2096 {
+		t.Fatalf("state written ahead has next %v", st.Next)
+	}
+
+	clk.Set(right)
+	cfg.Clock = clk
+	s, err := New(cfg, fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSeeds([]string{"a.test", "bad.test"})
+	for seed, wait := range map[string]time.Duration{"a.test": time.Hour, "bad.test": time.Hour} {
+		if st := state(t, s, seed); st.Next.After(right.Add(wait + 10*time.Minute)) {
+			t.Errorf("%s after restart waits until %v (now %v)", seed, st.Next, right)
+		}
+	}
+	clk.Set(right.Add(time.Hour + 10*time.Minute))
+	if got := runDue(t, s); len(got) != 2 {
+		t.Errorf("an interval and its jitter after the restart, %v ran; want both seeds", got)
 	}
 }
 

@@ -3,16 +3,14 @@ package scheduler
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // stateVersion is bumped when the file's shape changes incompatibly; a file
@@ -26,30 +24,33 @@ type stateFile struct {
 }
 
 // load restores seed state (and Extra) from the state file. Seeds restored
-// here are dropped by the first SetSeeds unless still listed.
+// here are dropped by the first SetSeeds unless still listed. A corrupt
+// file is moved aside (statefile.Load): the seeds start from empty state. A
+// seed's next run is never later than a run finishing now would set (see
+// clampNext): state written under a clock far ahead does not keep it
+// waiting once the clock is right.
 func (s *Scheduler) load() error {
 	if s.cfg.StatePath == "" {
 		return nil
 	}
-	b, err := os.ReadFile(s.cfg.StatePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("scheduler: read state: %w", err)
-	}
 	var f stateFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("scheduler: parse state %s: %w", s.cfg.StatePath, err)
+	found, err := statefile.Load(s.cfg.StatePath, &f, s.log)
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	if !found {
+		return nil
 	}
 	if f.Version != stateVersion {
 		s.log.Warn("state file of another version ignored", "path", s.cfg.StatePath, "version", f.Version)
 		return nil
 	}
+	now := s.clock.Now()
 	for _, st := range f.Seeds {
 		if st.Seed == "" {
 			continue
 		}
+		s.clampNext(&st, now)
 		s.seeds[st.Seed] = &seed{SeedState: st}
 	}
 	if len(f.Extra) > 0 && s.cfg.Extra != nil {
@@ -61,8 +62,7 @@ func (s *Scheduler) load() error {
 	return nil
 }
 
-// save writes the state file atomically: a temporary file in the same
-// directory, synced, then renamed over the old one.
+// save writes the state file atomically (statefile.Save).
 func (s *Scheduler) save() error {
 	if s.cfg.StatePath == "" {
 		return nil
@@ -87,22 +87,24 @@ func (s *Scheduler) save() error {
 	if err != nil {
 		return fmt.Errorf("scheduler: marshal state: %w", err)
 	}
-	return writeAtomic(s.cfg.StatePath, b)
+	if err := statefile.Save(s.cfg.StatePath, b); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	return nil
+}
+
+// clampNext bounds a restored seed's next run by the one a run of the same
+// outcome finishing now would get (at most one schedule interval, or the
+// backoff its failures earn, plus its jitter).
+func (s *Scheduler) clampNext(st *SeedState, now time.Time) {
+	if bound := s.next(st, now, now); st.Next.After(bound) {
+		s.log.Warn("next run from the state file is too far ahead; brought forward", "seed", st.Seed, "next", st.Next, "now", bound)
+		st.Next = bound
+	}
 }
 
 func sortStates(st []SeedState) {
 	slices.SortFunc(st, func(a, b SeedState) int { return strings.Compare(a.Seed, b.Seed) })
-}
-
-func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("scheduler: create %s: %w", dir, err)
-	}
-	if err := renameio.WriteFile(path, b, 0o600, renameio.WithTempDir(dir)); err != nil {
-		return fmt.Errorf("scheduler: write state: %w", err)
-	}
-	return nil
 }
 
 // ParseSeeds reads a seeds list: one domain or URL per line; blank lines and

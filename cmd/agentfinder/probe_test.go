@@ -128,3 +128,31 @@ func TestServeProbes(t *testing.T) {
 		t.Errorf("saved state %v, want %s up, %s auth_required and nothing for %s", saved, up, gated, stdio)
 	}
 }
+
+// TestServeStartsOverCorruptState: serve starts on a data directory whose
+// scheduler.json and probe.json are corrupt (a disk filled mid-write, a
+// hand edit): each is kept aside with a warning naming it, and the crawl
+// runs from empty state.
+func TestServeStartsOverCorruptState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	e := newE2EOn(t, web, []string{e2eHost})
+	for _, name := range []string{"scheduler.json", probeStateFile} {
+		if err := os.WriteFile(filepath.Join(e.dataDir, name), []byte(`{"version": 1, "seeds": [{"se`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start()
+	e.waitFor("the shop catalog to be indexed", 60*time.Second, func() (bool, string) {
+		return e.doc("urn:ai:e2e-shop.test:agent:quokka-invoicer") != nil, "not yet"
+	})
+	for _, name := range []string{"scheduler.json", probeStateFile} {
+		aside, _ := filepath.Glob(filepath.Join(e.dataDir, name+".corrupt-*"))
+		if len(aside) != 1 || !strings.Contains(e.logs.String(), aside[0]) {
+			t.Errorf("%s: kept aside as %v; the log names it: %v", name, aside, len(aside) == 1 && strings.Contains(e.logs.String(), aside[0]))
+		}
+	}
+}

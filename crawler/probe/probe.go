@@ -141,7 +141,7 @@ func New(cfg Config, cr *crawler.Crawler, sink Sink) (*Prober, error) {
 	cfg.defaults()
 	p := &Prober{cfg: cfg, cr: cr, sink: sink, log: cfg.Logger.With("component", "probe"), recs: map[string]*entry{}}
 	if cfg.StatePath != "" {
-		recs, err := loadState(cfg.StatePath)
+		recs, err := loadState(cfg.StatePath, p.log)
 		if err != nil {
 			return nil, err
 		}
@@ -155,14 +155,17 @@ func New(cfg Config, cr *crawler.Crawler, sink Sink) (*Prober, error) {
 }
 
 // restore takes loaded state, scattering what is overdue: records never
-// probed within a minute, the others within Spread.
+// probed within a minute, the others within Spread. A due time further
+// ahead than the longest wait the prober sets (Interval plus its jitter) was
+// written under a clock that was wrong: it counts as overdue.
 func (p *Prober) restore(recs []*entry) {
 	now := p.cfg.Now()
+	latest := now.Add(p.cfg.Interval + p.cfg.Interval/10)
 	for _, e := range recs {
 		if e == nil || e.Identifier == "" || len(p.recs) >= p.cfg.MaxRecords {
 			continue
 		}
-		if e.NextDue.Before(now) {
+		if e.NextDue.Before(now) || e.NextDue.After(latest) {
 			spread := p.cfg.Spread
 			if e.Health.CheckedAt.IsZero() {
 				spread = min(spread, time.Minute)

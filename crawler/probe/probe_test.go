@@ -2,6 +2,8 @@ package probe_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,17 +98,33 @@ func TestStateFile(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"broken.json":  `{"version": 1, "records": [`,
-		"future.json":  `{"version": 99, "records": []}`,
 		"records.json": `{"version": 1, "records": {}}`,
 	} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := probe.New(probe.Config{StatePath: path}, nil, nil)
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: New = %v, want an error naming the file", name, err)
+		var logs strings.Builder
+		p, err := probe.New(probe.Config{StatePath: path, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil, nil)
+		if err != nil || p.Len() != 0 {
+			t.Errorf("%s: New = %v, want a fresh start", name, err)
+			continue
 		}
+		aside, _ := filepath.Glob(path + ".corrupt-*")
+		if len(aside) != 1 || !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), aside[0]) {
+			t.Errorf("%s: kept aside as %v, log %s", name, aside, logs.String())
+		}
+		if b, _ := os.ReadFile(aside[0]); string(b) != body {
+			t.Errorf("%s: the file kept aside holds %q", name, b)
+		}
+	}
+	// Another version is ignored: a fresh start.
+	future := filepath.Join(dir, "future.json")
+	if err := os.WriteFile(future, []byte(`{"version": 99, "records": [{"identifier": "x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := probe.New(probe.Config{StatePath: future}, nil, nil); err != nil || p.Len() != 0 {
+		t.Errorf("state of another version: %v", err)
 	}
 	// A missing file is a fresh start; Save creates it.
 	path := filepath.Join(dir, "new.json")
@@ -121,6 +139,48 @@ func TestStateFile(t *testing.T) {
 	p2, err := probe.New(probe.Config{StatePath: path}, nil, nil)
 	if err != nil || p2.Len() != 1 {
 		t.Fatalf("reload: %v, %d records; want 1", err, p2.Len())
+	}
+}
+
+// TestStateFromClockAheadIsClamped: records whose next probe the state file
+// puts 70 years ahead (written under a clock that was wrong) are probed
+// within Spread of the restart, like overdue ones; a due time within one
+// Interval is kept.
+func TestStateFromClockAheadIsClamped(t *testing.T) {
+	now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "probe.json")
+	soon := now.Add(30 * time.Minute).Format(time.RFC3339)
+	body := `{"version": 1, "records": [
+	  {"identifier": "far", "catalog": "https://m.test/c.json", "targets": [{"kind": "mcp", "url": "https://m.test/far"}], "health": {"status": "up", "checkedAt": "2096-11-26T23:00:00Z"}, "nextDue": "2096-11-27T23:00:00Z"},
+	  {"identifier": "near", "catalog": "https://m.test/c.json", "targets": [{"kind": "mcp", "url": "https://m.test/near"}], "health": {"status": "up", "checkedAt": "2026-11-26T23:30:00Z"}, "nextDue": "` + soon + `"}]}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := probe.New(probe.Config{StatePath: path, Interval: time.Hour, Spread: 5 * time.Minute, Now: func() time.Time { return now }}, nil, nil)
+	if err != nil || p.Len() != 2 {
+		t.Fatalf("New: %v, %d records", err, p.Len())
+	}
+	if err := p.Save(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	var f struct {
+		Records []struct {
+			Identifier string    `json:"identifier"`
+			NextDue    time.Time `json:"nextDue"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Records {
+		limit := now.Add(5 * time.Minute)
+		if r.Identifier == "near" {
+			limit = now.Add(30 * time.Minute)
+		}
+		if r.NextDue.After(limit) {
+			t.Errorf("%s: next probe %v after the restart at %v, want by %v", r.Identifier, r.NextDue, now, limit)
+		}
 	}
 }
 

@@ -2,16 +2,12 @@ package probe
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"log/slog"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // entry is the prober's state for one record as one catalog lists it: two
@@ -41,33 +37,33 @@ type stateFile struct {
 
 const stateVersion = 1
 
-// loadState reads the state file at path; a missing file is an empty state.
-func loadState(path string) ([]*entry, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// loadState reads the state file at path; a missing file, one of another
+// version and a corrupt one (moved aside by statefile.Load) are an empty
+// state.
+func loadState(path string, log *slog.Logger) ([]*entry, error) {
+	var f stateFile
+	found, err := statefile.Load(path, &f, log)
 	if err != nil {
 		return nil, fmt.Errorf("probe state: %w", err)
 	}
-	var f stateFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("probe state %s: %w", path, err)
+	if !found {
+		return nil, nil
 	}
 	if f.Version != stateVersion {
-		return nil, fmt.Errorf("probe state %s: version %d, want %d", path, f.Version, stateVersion)
+		log.Warn("probe state of another version ignored", "path", path, "version", f.Version, "want", stateVersion)
+		return nil, nil
 	}
 	return f.Records, nil
 }
 
-// saveState writes records to path atomically (a temporary file renamed
-// over it), so a crash leaves the old state or the new one, never half.
+// saveState writes records to path atomically (statefile.Save), so a crash
+// leaves the old state or the new one, never half.
 func saveState(path string, records []*entry) error {
 	data, err := json.Marshal(stateFile{Version: stateVersion, Records: records})
 	if err != nil {
 		return fmt.Errorf("probe state: %w", err)
 	}
-	if err := renameio.WriteFile(path, data, 0o600, renameio.WithTempDir(filepath.Dir(path))); err != nil {
+	if err := statefile.Save(path, data); err != nil {
 		return fmt.Errorf("probe state: %w", err)
 	}
 	return nil
