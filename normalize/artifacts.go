@@ -147,7 +147,7 @@ func (m *mapper) binding(b Binding) {
 		return
 	}
 	for _, have := range m.rec.Bindings {
-		if have == b {
+		if sameBinding(have, b) {
 			return
 		}
 	}

@@ -24,37 +24,6 @@ func (m *mapper) mcp(s map[string]any) {
 	m.mcpTools(s)
 }
 
-// mcpPackages maps a registry server.json's remotes and packages into
-// bindings.
-func (m *mapper) mcpPackages(s map[string]any) {
-	for rem := range m.objects(s, "remotes", "remote") {
-		m.binding(Binding{Protocol: "mcp", URL: getStr(rem, "url"), Transport: firstOf(getStr(rem, "type"), getStr(rem, "transport_type"))})
-	}
-	for pkg := range m.objects(s, "packages", "package") {
-		registry := firstOf(getStr(pkg, "registryType"), getStr(pkg, "registry_type"), getStr(pkg, "registry_name"), getStr(pkg, "registryName"))
-		name := firstOf(getStr(pkg, "identifier"), getStr(pkg, "name"))
-		if name == "" {
-			continue
-		}
-		ref := name
-		if registry != "" {
-			ref = registry + "/" + name
-		}
-		if v := getStr(pkg, "version"); v != "" {
-			ref += "@" + v
-		}
-		transport := "stdio"
-		if tr := getObj(pkg, "transport"); tr != nil {
-			transport = firstOf(getStr(tr, "type"), transport)
-		}
-		b := Binding{Protocol: "mcp", Transport: transport, Package: ref}
-		if tr := getObj(pkg, "transport"); tr != nil {
-			b.URL = getStr(tr, "url")
-		}
-		m.binding(b)
-	}
-}
-
 // mcpEndpoint maps the inline and card shapes' endpoint (url or endpoint,
 // transport as a string or an object) or, without one, their command into
 // a binding.

@@ -134,7 +134,7 @@ type FilterField struct {
 
 // Trust levels and health statuses, the closed lists of their filters.
 var (
-	TrustLevels    = []string{TrustSigned, TrustDomain, TrustNone}
+	TrustLevels    = []string{TrustSigned, TrustDomain, TrustRegistry, TrustNone}
 	HealthStatuses = []string{HealthUp, HealthDown, HealthAuthRequired, HealthUnknown}
 )
 

@@ -50,6 +50,7 @@ type Record struct {
 	Provider          string         `json:"provider,omitempty"`     // organization from the artifact (A2A provider, HAIDIP provider)
 	Constraints       map[string]any `json:"constraints,omitempty"`  // operational constraints from the artifact (ADP, xu), advisory
 	TTL               int64          `json:"ttl,omitempty"`          // seconds the artifact asks to be cached (ADP metadata.ttl)
+	Versions          []string       `json:"versions,omitempty"`     // an MCP registry server's versions seen, the record's own among them
 	Auth              []string       `json:"auth,omitempty"`         // authentication methods the artifact declares (AuthMethod spellings: api-key, bearer, oauth2, none, ...)
 
 	// Trust is the crawl-time verdict on the record's signature, digests and
@@ -75,6 +76,24 @@ type Binding struct {
 	URL       string `json:"url,omitempty"`       // endpoint
 	Transport string `json:"transport,omitempty"` // JSONRPC, GRPC, HTTP+JSON, streamable-http, sse, stdio, ...
 	Package   string `json:"package,omitempty"`   // for MCP packages: registry/name@version
+	// Template is set when URL still holds {variables} (an MCP registry
+	// remote): the user fills them in; the prober never requests it.
+	Template bool `json:"template,omitempty"`
+	// Runtime is the command a package's publisher says runs it (an MCP
+	// package's runtimeHint: npx, uvx, docker, dnx, ...).
+	Runtime string `json:"runtime,omitempty"`
+	// Args are the arguments the package wants, runtime arguments first,
+	// as a command line holds them ("<value>" where the user supplies one).
+	Args []string `json:"args,omitempty"`
+	// Env names the environment variables the package reads.
+	Env []string `json:"env,omitempty"`
+	// Headers names the HTTP headers a remote wants (an API key, ...).
+	Headers []string `json:"headers,omitempty"`
+}
+
+// sameBinding reports whether a and b name one way to reach an artifact.
+func sameBinding(a, b Binding) bool {
+	return a.Protocol == b.Protocol && a.URL == b.URL && a.Transport == b.Transport && a.Package == b.Package
 }
 
 // HostInfo describes the operator of a catalog (Agent Finder §4.3).

@@ -5,7 +5,7 @@ import "time"
 // Trust says how far a record's origin can be checked, computed at crawl
 // time and kept apart from relevance: the search score never reads it.
 type Trust struct {
-	// Level is TrustSigned, TrustDomain or TrustNone.
+	// Level is TrustSigned, TrustDomain, TrustRegistry or TrustNone.
 	Level string `json:"level"`
 	// Signer is the DID whose valid signature made the level TrustSigned,
 	// or the signer a failed signature named.
@@ -21,7 +21,11 @@ type Trust struct {
 const (
 	TrustSigned = "signed" // a valid signature by the publisher
 	TrustDomain = "domain" // fetched from the publisher's domain (PublisherVerified)
-	TrustNone   = "none"   // neither, or a signature or digest that failed
+	// TrustRegistry: read from an MCP registry, which checked that the
+	// publisher owns the server name's namespace; the registry vouches,
+	// not the publisher's own domain.
+	TrustRegistry = "registry"
+	TrustNone     = "none" // neither, or a signature or digest that failed
 )
 
 // Signature and digest problem codes (Trust.Problems, and the validate

@@ -63,8 +63,8 @@ func a2aInterface(bs []normalize.Binding) (Target, bool) {
 // mcpRemote picks the first MCP binding served over streamable HTTP.
 func mcpRemote(bs []normalize.Binding) (Target, bool) {
 	for _, b := range bs {
-		if !strings.EqualFold(b.Protocol, "mcp") || !httpURL(b.URL) {
-			continue
+		if !strings.EqualFold(b.Protocol, "mcp") || b.Template || !httpURL(b.URL) {
+			continue // a template URL is for the user to fill in, never requested
 		}
 		switch strings.ToLower(strings.NewReplacer("_", "-", " ", "-").Replace(strings.TrimSpace(b.Transport))) {
 		case "streamable-http", "streamablehttp", "http":

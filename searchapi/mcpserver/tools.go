@@ -33,7 +33,7 @@ const filterSchema = `{
     "auth": {"type": "array", "items": {"type": "string"}, "description": "Authentication methods the agent accepts: none, api-key, bearer, oauth2, oidc, mtls."},
     "identifier": {"type": "array", "items": {"type": "string"}},
     "verifiedOnly": {"type": "boolean", "description": "Only entries whose publisher's domain served the catalog."},
-    "trust": {"type": "array", "items": {"type": "string", "enum": ["signed", "domain", "none"]}, "description": "Trust levels: signed (a valid signature by the publisher), domain (served from the publisher's own domain), none (neither, or a failed check)."},
+    "trust": {"type": "array", "items": {"type": "string", "enum": ["signed", "domain", "registry", "none"]}, "description": "Trust levels: signed (a valid signature by the publisher), domain (served from the publisher's own domain), registry (an MCP registry checked that the publisher owns the server name's namespace), none (neither, or a failed check)."},
     "health": {"type": "array", "items": {"type": "string", "enum": ["up", "down", "auth_required", "unknown"]}, "description": "Endpoint health at the last probe: up, down, auth_required (answers but needs credentials), unknown (not probed)."},
     "signedOnly": {"type": "boolean", "description": "Only entries signed by their publisher (trust signed)."},
     "liveOnly": {"type": "boolean", "description": "Only entries whose endpoint answered the last probe (health up)."}

@@ -23,15 +23,25 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 		RecordJSON:      indent(doc),
 	}
 	var bindings []struct {
-		Protocol  string `json:"protocol"`
-		URL       string `json:"url"`
-		Transport string `json:"transport"`
-		Package   string `json:"package"`
+		Protocol  string   `json:"protocol"`
+		URL       string   `json:"url"`
+		Transport string   `json:"transport"`
+		Package   string   `json:"package"`
+		Template  bool     `json:"template"`
+		Runtime   string   `json:"runtime"`
+		Args      []string `json:"args"`
+		Env       []string `json:"env"`
+		Headers   []string `json:"headers"`
 	}
 	field(doc, "bindings", &bindings)
 	for _, b := range bindings {
-		v.Bindings = append(v.Bindings, Binding{Protocol: b.Protocol, URL: SafeURL(b.URL), Transport: b.Transport, Package: b.Package})
-		if b.URL != "" && SafeURL(b.URL) == "" {
+		u := SafeURL(b.URL)
+		if b.Template {
+			u = b.URL // shown as text to fill in, never as a link
+		}
+		v.Bindings = append(v.Bindings, Binding{Protocol: b.Protocol, URL: u, Transport: b.Transport, Package: b.Package,
+			Template: b.Template, Runtime: b.Runtime, Args: b.Args, Env: b.Env, Headers: b.Headers})
+		if b.URL != "" && u == "" {
 			// Shown as text so nothing is hidden, never as a link.
 			v.Bindings[len(v.Bindings)-1].Package = joinNonEmpty(b.Package, b.URL)
 		}

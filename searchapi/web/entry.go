@@ -146,9 +146,10 @@ func (x entry) result(local bool, now time.Time, match func(string) bool) Result
 // trustLabels and healthLabels say levels and statuses in words.
 var (
 	trustLabels = map[string]string{
-		"signed": "signed by the publisher",
-		"domain": "served from the publisher's domain",
-		"none":   "neither signed nor served from the publisher's domain",
+		"signed":   "signed by the publisher",
+		"domain":   "served from the publisher's domain",
+		"registry": "namespace checked by an MCP registry",
+		"none":     "neither signed nor served from the publisher's domain",
 	}
 	healthLabels = map[string]string{
 		"up":            "endpoint up",

@@ -12,11 +12,11 @@ func useIt(x entry, bindings []Binding) UseIt {
 	_, class := TypeLabel(x.Type)
 	switch class {
 	case "mcp":
-		cfg, n := mcpConfig(slug(x.DisplayName, x.Identifier), bindings)
-		if n == 0 {
+		cfg, n, install := mcpConfig(slug(x.DisplayName, x.Identifier), bindings)
+		if n == 0 && len(install) == 0 {
 			return UseIt{}
 		}
-		return UseIt{Kind: "mcp", MCPConfig: cfg, MCPServers: n}
+		return UseIt{Kind: "mcp", MCPConfig: cfg, MCPServers: n, Install: install}
 	case "a2a":
 		u := UseIt{Kind: "a2a", CardURL: SafeURL(x.URL)}
 		for _, b := range bindings {
@@ -34,17 +34,20 @@ func useIt(x entry, bindings []Binding) UseIt {
 
 // mcpServer is one server in an MCP client's "mcpServers" map.
 type mcpServer struct {
-	Type    string   `json:"type,omitempty"`
-	URL     string   `json:"url,omitempty"`
-	Command string   `json:"command,omitempty"`
-	Args    []string `json:"args,omitempty"`
+	Type    string            `json:"type,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // mcpConfig returns the {"mcpServers": {...}} configuration MCP clients
 // (Claude Desktop, Cursor, Claude Code) read, with one server per remote
-// endpoint and per package of a registry it knows how to launch, and how
-// many servers that is (0: none, and no configuration).
-func mcpConfig(name string, bindings []Binding) (string, int) {
+// endpoint and per package of a registry it knows how to launch, how many
+// servers that is (0: none, and no configuration), and what to install
+// first for the packages that need it (a crate, a bundle).
+func mcpConfig(name string, bindings []Binding) (cfg string, n int, install []string) {
 	servers := map[string]mcpServer{}
 	var order []string
 	add := func(s mcpServer) {
@@ -60,53 +63,96 @@ func mcpConfig(name string, bindings []Binding) (string, int) {
 			continue
 		}
 		switch {
-		case b.URL != "":
+		case b.URL != "" && !strings.EqualFold(b.Transport, "stdio"):
 			t := "http"
 			if strings.EqualFold(b.Transport, "sse") {
 				t = "sse"
 			}
-			add(mcpServer{Type: t, URL: b.URL})
+			add(mcpServer{Type: t, URL: b.URL, Headers: placeholders(b.Headers)})
 		case b.Package != "":
-			if s, ok := launch(b.Package); ok {
+			s, first, ok := launch(b)
+			if first != "" {
+				install = append(install, first)
+			}
+			if ok {
 				add(s)
 			}
 		}
 	}
 	if len(order) == 0 {
-		return "", 0
+		return "", 0, install
 	}
 	out, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
 	if err != nil {
-		return "", 0
+		return "", 0, install
 	}
-	return string(out), len(order)
+	return string(out), len(order), install
 }
 
-// launch turns a package reference ("npm/@scope/name@1.2.0", "pypi/name@1",
-// "oci/image@tag", or a stdio command line) into the command that runs it.
-func launch(ref string) (mcpServer, bool) {
-	registry, pkg, ok := strings.Cut(ref, "/")
-	if ok && !strings.ContainsAny(registry, " \t") {
-		name, version := pkg, ""
-		if i := strings.LastIndexByte(pkg, '@'); i > 0 {
-			name, version = pkg[:i], pkg[i+1:]
-		}
-		switch strings.ToLower(registry) {
-		case "npm":
-			return mcpServer{Command: "npx", Args: []string{"-y", joinVersion(name, "@", version)}}, true
-		case "pypi":
-			return mcpServer{Command: "uvx", Args: []string{joinVersion(name, "==", version)}}, true
-		case "oci", "docker":
-			return mcpServer{Command: "docker", Args: []string{"run", "-i", "--rm", joinVersion(name, ":", version)}}, true
-		case "nuget":
-			return mcpServer{Command: "dnx", Args: []string{joinVersion(name, "@", version), "--yes"}}, true
-		}
+// placeholders maps each name to "<name>", the value the user supplies.
+func placeholders(names []string) map[string]string {
+	if len(names) == 0 {
+		return nil
 	}
-	f := strings.Fields(ref)
-	if len(f) == 0 || len(f) == 1 && strings.Contains(f[0], "/") {
-		return mcpServer{}, false // an unknown registry's package
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = "<" + n + ">"
 	}
-	return mcpServer{Command: f[0], Args: f[1:]}, true
+	return m
+}
+
+// launch turns a package binding ("npm/@scope/name@1.2.0", "pypi/name@1",
+// "oci/image:tag", "nuget/Name@1", "go/module@v1", "cargo/crate@1",
+// "mcpb/https://.../x.mcpb", or a stdio command line) into the command
+// that runs it, with the package's runtime hint, arguments and environment
+// variables; first is what to install before (cargo, mcpb), if anything.
+func launch(b Binding) (s mcpServer, first string, ok bool) {
+	registry, pkg, isRef := strings.Cut(b.Package, "/")
+	if !isRef || strings.ContainsAny(registry, " \t") {
+		f := strings.Fields(b.Package)
+		if len(f) == 0 || len(f) == 1 && strings.Contains(f[0], "/") {
+			return mcpServer{}, "", false // an unknown registry's package
+		}
+		return mcpServer{Command: f[0], Args: f[1:], Env: placeholders(b.Env)}, "", true
+	}
+	name, version := pkg, ""
+	if i := strings.LastIndexByte(pkg, '@'); i > 0 {
+		name, version = pkg[:i], pkg[i+1:]
+	}
+	env := placeholders(b.Env)
+	cmd := func(def string, args ...string) (mcpServer, string, bool) {
+		c := def
+		if b.Runtime != "" {
+			c = b.Runtime
+		}
+		return mcpServer{Command: c, Args: append(args, b.Args...), Env: env}, "", true
+	}
+	switch strings.ToLower(registry) {
+	case "npm":
+		return cmd("npx", "-y", joinVersion(name, "@", version))
+	case "pypi":
+		return cmd("uvx", joinVersion(name, "==", version))
+	case "oci", "docker":
+		args := []string{"run", "-i", "--rm"}
+		for _, e := range b.Env {
+			args = append(args, "-e", e)
+		}
+		image := name
+		if version != "" && !strings.Contains(name[strings.LastIndexByte(name, '/')+1:], ":") {
+			image = name + ":" + version
+		}
+		return cmd("docker", append(args, image)...)
+	case "nuget":
+		return cmd("dnx", joinVersion(name, "@", version), "--yes")
+	case "go":
+		return cmd("go", "run", joinVersion(name, "@", version))
+	case "cargo":
+		s, _, _ := cmd(name)
+		return s, "cargo install " + joinVersion(name, "@", version), true
+	case "mcpb":
+		return mcpServer{}, "download the bundle " + pkg + " and open it in your MCP client", false
+	}
+	return mcpServer{}, "", false
 }
 
 func joinVersion(name, sep, version string) string {

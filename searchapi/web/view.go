@@ -167,6 +167,13 @@ type DetailView struct {
 // Binding is one way to reach the entry.
 type Binding struct {
 	Protocol, URL, Transport, Package string
+	// Template is set when URL still holds {variables} to fill in.
+	Template bool
+	// Runtime, Args, Env and Headers are what a package or remote wants:
+	// the command that runs it, its arguments, the environment variables
+	// and HTTP headers to supply.
+	Runtime            string
+	Args, Env, Headers []string
 }
 
 // Attestation is one trust manifest attestation.
@@ -194,6 +201,8 @@ type UseIt struct {
 	Endpoints []string
 	// MCPServers counts the servers in MCPConfig.
 	MCPServers int
+	// Install lists what to install first (a crate, a bundle to download).
+	Install []string
 	// Kind is "mcp", "a2a" or "" (nothing to show beyond the artifact link).
 	Kind string
 }

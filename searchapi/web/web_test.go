@@ -2,8 +2,10 @@ package web
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +100,7 @@ func TestHighlight(t *testing.T) {
 }
 
 func TestMCPConfig(t *testing.T) {
-	cfg, n := mcpConfig("tickets", []Binding{
+	cfg, n, install := mcpConfig("tickets", []Binding{
 		{Protocol: "mcp", URL: "https://mcp.example.org/tickets", Transport: "streamable-http"},
 		{Protocol: "mcp", URL: "https://mcp.example.org/sse", Transport: "sse"},
 		{Protocol: "mcp", Transport: "stdio", Package: "npm/@example/tickets-mcp@1.4.0"},
@@ -107,6 +109,13 @@ func TestMCPConfig(t *testing.T) {
 		{Protocol: "mcp", Transport: "stdio", Package: "weird/registry-package"},
 		{Protocol: "mcp", Transport: "stdio", Package: "tickets-server --stdio"},
 		{Protocol: "a2a", URL: "https://a2a.example.org"},
+		{Protocol: "mcp", Transport: "stdio", Package: "npm/@example/env-mcp@1", Runtime: "bunx", Args: []string{"--port", "8080"}, Env: []string{"API_KEY"}},
+		{Protocol: "mcp", Transport: "stdio", Package: "go/example.com/tickets/cmd/mcp@v2.0.0"},
+		{Protocol: "mcp", Transport: "stdio", Package: "cargo/tickets-mcp@2.0.0"},
+		{Protocol: "mcp", Transport: "stdio", Package: "nuget/Example.Tickets@2.0.0"},
+		{Protocol: "mcp", Transport: "stdio", Package: "oci/docker.io/example/tickets:2.0.0", Env: []string{"TOKEN"}},
+		{Protocol: "mcp", Transport: "stdio", Package: "mcpb/https://example.com/tickets.mcpb"},
+		{Protocol: "mcp", URL: "https://{host}/mcp", Transport: "streamable-http", Template: true, Headers: []string{"X-API-Key"}},
 	})
 	var got struct {
 		Servers map[string]mcpServer `json:"mcpServers"`
@@ -115,23 +124,33 @@ func TestMCPConfig(t *testing.T) {
 		t.Fatalf("config %q: %v", cfg, err)
 	}
 	want := map[string]mcpServer{
-		"tickets":   {Type: "http", URL: "https://mcp.example.org/tickets"},
-		"tickets-2": {Type: "sse", URL: "https://mcp.example.org/sse"},
-		"tickets-3": {Command: "npx", Args: []string{"-y", "@example/tickets-mcp@1.4.0"}},
-		"tickets-4": {Command: "uvx", Args: []string{"tickets-mcp==2.0"}},
-		"tickets-5": {Command: "docker", Args: []string{"run", "-i", "--rm", "ghcr.io/example/tickets:1"}},
-		"tickets-6": {Command: "tickets-server", Args: []string{"--stdio"}},
+		"tickets":    {Type: "http", URL: "https://mcp.example.org/tickets"},
+		"tickets-2":  {Type: "sse", URL: "https://mcp.example.org/sse"},
+		"tickets-3":  {Command: "npx", Args: []string{"-y", "@example/tickets-mcp@1.4.0"}},
+		"tickets-4":  {Command: "uvx", Args: []string{"tickets-mcp==2.0"}},
+		"tickets-5":  {Command: "docker", Args: []string{"run", "-i", "--rm", "ghcr.io/example/tickets:1"}},
+		"tickets-6":  {Command: "tickets-server", Args: []string{"--stdio"}},
+		"tickets-7":  {Command: "bunx", Args: []string{"-y", "@example/env-mcp@1", "--port", "8080"}, Env: map[string]string{"API_KEY": "<API_KEY>"}},
+		"tickets-8":  {Command: "go", Args: []string{"run", "example.com/tickets/cmd/mcp@v2.0.0"}},
+		"tickets-9":  {Command: "tickets-mcp"},
+		"tickets-10": {Command: "dnx", Args: []string{"Example.Tickets@2.0.0", "--yes"}},
+		"tickets-11": {Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "TOKEN", "docker.io/example/tickets:2.0.0"}, Env: map[string]string{"TOKEN": "<TOKEN>"}},
+		"tickets-12": {Type: "http", URL: "https://{host}/mcp", Headers: map[string]string{"X-API-Key": "<X-API-Key>"}},
 	}
 	if n != len(want) || len(got.Servers) != len(want) {
 		t.Fatalf("%d servers (%d decoded), want %d: %s", n, len(got.Servers), len(want), cfg)
 	}
 	for k, w := range want {
 		g := got.Servers[k]
-		if g.Type != w.Type || g.URL != w.URL || g.Command != w.Command || strings.Join(g.Args, " ") != strings.Join(w.Args, " ") {
+		if g.Type != w.Type || g.URL != w.URL || g.Command != w.Command || strings.Join(g.Args, " ") != strings.Join(w.Args, " ") ||
+			!maps.Equal(g.Env, w.Env) || !maps.Equal(g.Headers, w.Headers) {
 			t.Errorf("server %s = %+v, want %+v", k, g, w)
 		}
 	}
-	if cfg, n := mcpConfig("x", []Binding{{Protocol: "a2a", URL: "https://a2a.example.org"}}); n != 0 || cfg != "" {
+	if !slices.Equal(install, []string{"cargo install tickets-mcp@2.0.0", "download the bundle https://example.com/tickets.mcpb and open it in your MCP client"}) {
+		t.Errorf("install %q", install)
+	}
+	if cfg, n, _ := mcpConfig("x", []Binding{{Protocol: "a2a", URL: "https://a2a.example.org"}}); n != 0 || cfg != "" {
 		t.Errorf("no MCP binding: %d %q", n, cfg)
 	}
 }
