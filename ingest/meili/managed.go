@@ -49,6 +49,10 @@ type ManagedConfig struct {
 	// _exits_total and _restarts_total; StartManaged fails if the names are
 	// taken.
 	Metrics prometheus.Registerer
+	// Replicated runs it as a replica of the index write log
+	// (--experimental-replication-parameters): task ids come from the log,
+	// and automatic task clean-up is off (the log carries clean-ups).
+	Replicated bool
 }
 
 // maxRestartBackoff caps the doubling of ManagedConfig.RestartBackoff.
@@ -228,7 +232,7 @@ func (m *Managed) spawn() (*process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("managed meilisearch: log file: %w", err)
 	}
-	cmd := exec.Command(m.Bin,
+	args := []string{
 		"--http-addr", m.addr,
 		"--db-path", filepath.Join(dir, "db"),
 		"--dump-dir", filepath.Join(dir, "dumps"),
@@ -236,7 +240,11 @@ func (m *Managed) spawn() (*process, error) {
 		"--env", "production",
 		"--no-analytics",
 		"--log-level", "WARN",
-	)
+	}
+	if m.cfg.Replicated {
+		args = append(args, "--experimental-replication-parameters")
+	}
+	cmd := exec.Command(m.Bin, args...)
 	// The key goes through the environment, not argv, so ps does not show it.
 	cmd.Env = append(os.Environ(), "MEILI_MASTER_KEY="+m.APIKey)
 	cmd.Stdout = logf

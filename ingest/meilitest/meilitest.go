@@ -74,6 +74,18 @@ func Managed(t testing.TB) *meili.Managed {
 	return m
 }
 
+// Replica starts a Meilisearch of the test's own like Managed, as a
+// replica of an index write log (meili.ManagedConfig.Replicated).
+func Replica(t testing.TB) *meili.Managed {
+	t.Helper()
+	m, err := meili.StartManaged(t.Context(), meili.ManagedConfig{Bin: Bin(t), DataDir: t.TempDir(), Replicated: true, MaxRestarts: -1})
+	if err != nil {
+		t.Fatalf("meilitest: start a replica Meilisearch: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	return m
+}
+
 // NewIndexName returns a unique index name with the given prefix.
 func NewIndexName(prefix string) string {
 	var b [6]byte
