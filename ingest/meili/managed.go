@@ -146,11 +146,17 @@ func StartManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 	if m.metrics, err = newManagedMetrics(cfg.Metrics); err != nil {
 		return nil, err
 	}
+	if err := m.stopOrphan(m.dbPath()); err != nil {
+		return nil, err
+	}
 	if err := m.start(ctx); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
+
+// dbPath is the database directory the managed Meilisearch serves.
+func (m *Managed) dbPath() string { return filepath.Join(m.cfg.DataDir, "db") }
 
 // findBinary returns the first Meilisearch binary that exists: explicit,
 // ./.bin/meilisearch, then PATH.
@@ -234,7 +240,7 @@ func (m *Managed) spawn() (*process, error) {
 	}
 	args := []string{
 		"--http-addr", m.addr,
-		"--db-path", filepath.Join(dir, "db"),
+		"--db-path", m.dbPath(),
 		"--dump-dir", filepath.Join(dir, "dumps"),
 		"--snapshot-dir", filepath.Join(dir, "snapshots"),
 		"--env", "production",
@@ -249,15 +255,17 @@ func (m *Managed) spawn() (*process, error) {
 	cmd.Env = append(os.Environ(), "MEILI_MASTER_KEY="+m.APIKey)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("managed meilisearch: start %s: %w", m.Bin, err)
 	}
 	p := &process{cmd: cmd, started: time.Now(), exit: make(chan struct{})}
+	m.recordPID(cmd.Process.Pid)
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
+		m.forgetPID(cmd.Process.Pid)
 		close(p.exit)
 	}()
 	m.cfg.Logger.Info("meilisearch starting", "bin", m.Bin, "url", m.URL, "pid", cmd.Process.Pid, "data", dir)
