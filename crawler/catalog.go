@@ -76,18 +76,7 @@ func (s *session) catalog(ctx context.Context, t task) {
 		s.c.log.Info("catalog failed", "url", cr.Catalog, "via", cr.Via, "reason", cr.Reason, "err", cr.Error)
 	}
 	s.c.metrics.catalog(&cr)
-	if s.c.sink != nil {
-		if err := s.c.sink.Put(ctx, cr); err != nil {
-			s.c.metrics.sinkError()
-			s.c.log.Error("sink put", "url", cr.Catalog, "err", err)
-			s.mu.Lock()
-			s.report.Totals.SinkErrors++
-			if s.sinkErr == nil {
-				s.sinkErr = err
-			}
-			s.mu.Unlock()
-		}
-	}
+	s.hand(ctx, cr)
 	s.mu.Lock()
 	s.report.Catalogs = append(s.report.Catalogs, CatalogReport{
 		URL: cr.Catalog, Via: cr.Via, Path: cr.Path, Status: cr.Status, Reason: cr.Reason, Error: cr.Error,

@@ -107,6 +107,17 @@ type Config struct {
 	// catalog to check their digests. Default 16.
 	MaxAttestations int
 
+	// RegistryPageSize is the limit a walk of an MCP registry asks each
+	// list page for. Default 100 (the official registry's largest).
+	RegistryPageSize int
+	// MaxRegistryPages caps the list pages one walk of an MCP registry
+	// fetches; a walk that reaches it resumes where it stopped on the next
+	// run. Default 1000.
+	MaxRegistryPages int
+	// MaxRegistryServers caps the server versions one walk reads; as for
+	// pages, the next run resumes. Default 100000.
+	MaxRegistryServers int
+
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -155,6 +166,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.RegistryPageSize <= 0 {
+		c.RegistryPageSize = 100
+	}
+	if c.MaxRegistryPages <= 0 {
+		c.MaxRegistryPages = 1000
+	}
+	if c.MaxRegistryServers <= 0 {
+		c.MaxRegistryServers = 100000
 	}
 	if c.DIDCacheTTL <= 0 {
 		c.DIDCacheTTL = time.Hour

@@ -65,6 +65,10 @@ type Crawler struct {
 
 	valMu      sync.Mutex
 	validators map[string]Validator
+
+	regMu      sync.Mutex
+	registries map[string]MCPRegistryState // MCP registry base URL -> walk state
+	regTurns   map[string]chan struct{}    // one walk at a time per registry
 }
 
 // New builds a Crawler. sink may be nil (results are only reported); logger
@@ -123,6 +127,8 @@ func New(cfg Config, sink Sink, logger *slog.Logger) (*Crawler, error) {
 		},
 		sem:        make(chan struct{}, cfg.Concurrency),
 		validators: map[string]Validator{},
+		registries: map[string]MCPRegistryState{},
+		regTurns:   map[string]chan struct{}{},
 	}
 	if c.metrics, err = newMetrics(cfg.Metrics); err != nil {
 		return nil, err
@@ -238,6 +244,7 @@ type taskKind int
 const (
 	taskDiscover taskKind = iota
 	taskCatalog
+	taskRegistry // walk an MCP registry's server list
 )
 
 // task is one unit of crawl work: discover a domain, or fetch a catalog.
@@ -277,6 +284,10 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 		seed := sd.Target
 		s.groups[i] = sd.Groups
 		s.report.Totals.Seeds++
+		if sd.Registry {
+			s.fr.push(task{kind: taskRegistry, url: sd.Target, via: normalize.ViaRegistry, seed: i})
+			continue
+		}
 		if !strings.Contains(seed, "://") && strings.Contains(seed, "/") {
 			seed = "https://" + seed // "host/path" names a catalog URL
 		}
@@ -346,6 +357,8 @@ func (s *session) run(ctx context.Context, t task) {
 		s.discover(ctx, t)
 	case taskCatalog:
 		s.catalog(ctx, t)
+	case taskRegistry:
+		s.walkRegistry(ctx, t)
 	}
 }
 

@@ -29,6 +29,7 @@ const (
 	kindDID       // a did:web DID document, for signature keys
 	kindAttest    // an attestation document, for its digest
 	kindProbe     // an endpoint's liveness: status and headers only (Visitor)
+	kindRegistry  // a page of an MCP registry's server list
 )
 
 func (k kind) accept() string {
@@ -41,6 +42,8 @@ func (k kind) accept() string {
 		return "application/did+json, application/did+ld+json;q=0.9, application/json;q=0.8, */*;q=0.1"
 	case kindAttest:
 		return "*/*"
+	case kindRegistry:
+		return "application/json, */*;q=0.1"
 	}
 	return "application/ai-catalog+json, application/json;q=0.9, application/*+json;q=0.8, */*;q=0.1"
 }

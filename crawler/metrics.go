@@ -84,6 +84,8 @@ func (k kind) String() string {
 		return "attestation"
 	case kindProbe:
 		return "probe"
+	case kindRegistry:
+		return "registry"
 	}
 	return "other"
 }

@@ -13,25 +13,32 @@ import (
 
 func TestParseSeed(t *testing.T) {
 	for _, tc := range []struct {
-		in     string
-		target string
-		groups []string
-		bad    bool
+		in       string
+		target   string
+		groups   []string
+		bad      bool
+		registry bool
 	}{
-		{"acme.test", "acme.test", nil, false},
-		{"  hr.corp.example   groups=HR,people ", "hr.corp.example", []string{"hr", "people"}, false},
-		{"https://x.test/c.json groups=a", "https://x.test/c.json", []string{"a"}, false},
-		{"x.test groups=", "", nil, true},
-		{"x.test owner=me", "", nil, true},
-		{"x.test groups=a groups=b", "", nil, true},
+		{"acme.test", "acme.test", nil, false, false},
+		{"  hr.corp.example   groups=HR,people ", "hr.corp.example", []string{"hr", "people"}, false, false},
+		{"https://x.test/c.json groups=a", "https://x.test/c.json", []string{"a"}, false, false},
+		{"x.test groups=", "", nil, true, false},
+		{"x.test owner=me", "", nil, true, false},
+		{"x.test groups=a groups=b", "", nil, true, false},
+		{"registry https://registry.modelcontextprotocol.io", "https://registry.modelcontextprotocol.io", nil, false, true},
+		{"registry https://reg.corp.example/mcp/ groups=dev", "https://reg.corp.example/mcp", []string{"dev"}, false, true},
+		{"registry", "", nil, true, false},
+		{"registry ftp://x.test", "", nil, true, false},
+		{"registry https://x.test/?page=2", "", nil, true, false},
+		{"registry https://x.test owner=me", "", nil, true, false},
 	} {
 		sd, err := crawler.ParseSeed(tc.in)
 		if (err != nil) != tc.bad {
 			t.Errorf("ParseSeed(%q) error %v, want error %v", tc.in, err, tc.bad)
 			continue
 		}
-		if !tc.bad && (sd.Target != tc.target || !slices.Equal(sd.Groups, tc.groups)) {
-			t.Errorf("ParseSeed(%q) = %+v, want %s %v", tc.in, sd, tc.target, tc.groups)
+		if !tc.bad && (sd.Target != tc.target || !slices.Equal(sd.Groups, tc.groups) || sd.Registry != tc.registry) {
+			t.Errorf("ParseSeed(%q) = %+v, want %s %v registry %v", tc.in, sd, tc.target, tc.groups, tc.registry)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package normalize
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -277,10 +279,10 @@ func RegistryRecord(versions []RegistryEntry, o RegistryOptions) (rec Record, pr
 	for i := range probs {
 		probs[i].Path = best.Path + ".server" + pathSuffix(probs[i].Path)
 	}
-	rec.ContentHash = ContentHash(best.Server)
-	if best.Meta != nil {
-		rec.ContentHash = ContentHash([]byte(rec.ContentHash + " " + string(best.Meta) + " " + strings.Join(rec.Versions, ",")))
-	}
+	// The record changes when its server.json, the registry's metadata
+	// (status, isLatest) or the versions seen do.
+	sum := sha256.Sum256([]byte(ContentHash(best.Server) + " " + ContentHash(best.Meta) + " " + strings.Join(rec.Versions, ",")))
+	rec.ContentHash = hex.EncodeToString(sum[:])
 	return rec, probs, true
 }
 

@@ -59,24 +59,45 @@ var (
 	_ crawler.Sink         = (*ingest.Indexer)(nil)
 	_ crawler.Holder       = (*ingest.Indexer)(nil)
 	_ scheduler.Crawler    = (*seedCrawler)(nil)
-	_ scheduler.Persister  = validatorState{}
+	_ scheduler.Persister  = crawlerState{}
 	_ ingest.Embedder      = (*embed.Model)(nil)
 	_ searchapi.Embedder   = (*embed.Model)(nil)
 	_ searchapi.Supervisor = (*meili.Managed)(nil)
 	_ federation.Searcher  = (*federation.Federator)(nil)
 )
 
-// validatorState persists the crawler's conditional-GET validators in the
-// scheduler's state file (only those of catalogs ingest has written).
-type validatorState struct{ c *crawler.Crawler }
+// crawlerState persists, in the scheduler's state file, the crawler's
+// conditional-GET validators (only those of catalogs ingest has written)
+// and where its MCP registry walks stand. A file written before registry
+// walks existed holds the validators alone, and still loads.
+type crawlerState struct{ c *crawler.Crawler }
 
-func (v validatorState) MarshalState() ([]byte, error) { return json.Marshal(v.c.Validators()) }
+type crawlerStateFile struct {
+	Validators map[string]crawler.Validator        `json:"validators"`
+	Registries map[string]crawler.MCPRegistryState `json:"mcpRegistries,omitempty"`
+}
 
-func (v validatorState) UnmarshalState(b []byte) error {
-	var m map[string]crawler.Validator
-	if err := json.Unmarshal(b, &m); err != nil {
+func (v crawlerState) MarshalState() ([]byte, error) {
+	f := crawlerStateFile{Validators: v.c.Validators(), Registries: v.c.MCPRegistryStates()}
+	if f.Validators == nil {
+		f.Validators = map[string]crawler.Validator{} // never null: null reads as the old shape
+	}
+	return json.Marshal(f)
+}
+
+func (v crawlerState) UnmarshalState(b []byte) error {
+	var f crawlerStateFile
+	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	v.c.SetValidators(m)
+	if f.Validators == nil && f.Registries == nil {
+		var old map[string]crawler.Validator // the validators alone, as written before
+		if err := json.Unmarshal(b, &old); err != nil {
+			return err
+		}
+		f.Validators = old
+	}
+	v.c.SetValidators(f.Validators)
+	v.c.SetMCPRegistryStates(f.Registries)
 	return nil
 }

@@ -395,6 +395,7 @@ func (f *netFlags) register(c *cli) {
 type crawlFlags struct {
 	netFlags
 	seeds       stringList
+	registries  stringList
 	seedsFile   string
 	includeHost stringList
 	excludeHost stringList
@@ -407,13 +408,27 @@ type crawlFlags struct {
 	noEnrich    bool
 	noVerify    bool
 	didCacheTTL time.Duration
+
+	registryPages, registryServers int
+}
+
+// fixedSeeds are the --seed values and a registry seed for each --registry.
+func (f *crawlFlags) fixedSeeds() []string {
+	out := append([]string(nil), f.seeds...)
+	for _, r := range f.registries {
+		out = append(out, crawler.RegistrySeedWord+" "+r)
+	}
+	return out
 }
 
 // register adds the crawl flags to c.
 func (f *crawlFlags) register(c *cli) {
 	f.netFlags.register(c)
 	c.fs.Var(&f.seeds, "seed", "a `domain or URL` to crawl, optionally followed by groups=a,b (only those groups may see its records; repeatable)")
-	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, optionally followed by groups=a,b; # comments (re-read on SIGHUP)")
+	c.fs.Var(&f.registries, "registry", "an MCP registry's base `URL` to walk (https://registry.modelcontextprotocol.io), optionally followed by groups=a,b; the same as --seed 'registry URL' (repeatable)")
+	c.fs.StringVar(&f.seedsFile, "seeds", "", "`file` of seeds: one domain or URL per line, or 'registry URL' for an MCP registry, optionally followed by groups=a,b; # comments (re-read on SIGHUP)")
+	c.fs.IntVar(&f.registryPages, "registry-max-pages", 1000, "list pages one walk of an MCP registry fetches at most (the next run resumes)")
+	c.fs.IntVar(&f.registryServers, "registry-max-servers", 100000, "server versions one walk of an MCP registry reads at most (the next run resumes)")
 	c.fs.Var(&f.includeHost, "include-host", "only fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.Var(&f.excludeHost, "exclude-host", "never fetch hosts matching this `pattern` (path.Match, repeatable)")
 	c.fs.IntVar(&f.concurrency, "crawl-concurrency", 16, "requests in flight across all crawls")

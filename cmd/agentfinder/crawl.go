@@ -156,6 +156,7 @@ func (f *crawlFlags) crawlerConfig() (crawler.Config, error) {
 	cfg.Concurrency, cfg.MaxDepth, cfg.DisableEnrichment = f.concurrency, f.maxDepth, f.noEnrich
 	cfg.PerHostConcurrency, cfg.Delay, cfg.MaxCatalogsPerSeed, cfg.DisableDNS = f.perHost, f.delay, f.maxCatalogs, f.noDNS
 	cfg.DisableVerification, cfg.DIDCacheTTL = f.noVerify, f.didCacheTTL
+	cfg.MaxRegistryPages, cfg.MaxRegistryServers = f.registryPages, f.registryServers
 	return cfg, err
 }
 
@@ -190,7 +191,7 @@ func (f *netFlags) crawlerConfig() (crawler.Config, error) {
 
 // seedList returns the --seed values followed by the --seeds file's.
 func (f *crawlFlags) seedList() ([]string, error) {
-	seeds := append([]string(nil), f.seeds...)
+	seeds := f.fixedSeeds()
 	if f.seedsFile != "" {
 		more, err := readSeedsFile(f.seedsFile)
 		if err != nil {

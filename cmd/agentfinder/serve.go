@@ -411,8 +411,8 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		MinRefresh:  o.minRefresh,
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
-		Seeds:       withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.seeds, o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)),
-		Extra:       validatorState{cr},
+		Seeds:       withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)),
+		Extra:       crawlerState{cr},
 		Logger:      s.log,
 		Metrics:     s.metrics,
 	}, s.seeder)
