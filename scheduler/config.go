@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // Clock gives the scheduler the time; tests inject a fake.
@@ -42,6 +44,9 @@ type Config struct {
 	Concurrency int
 	// StatePath is the JSON state file; "" keeps state in memory only.
 	StatePath string
+	// State, when set, keeps the state instead of StatePath (a cluster
+	// keeps it in its shared state, statefile/kvstate).
+	State statefile.Doc
 	// SaveInterval coalesces state file writes: after a change the file is
 	// written at most once per interval (default 2s, wall-clock time; Stop
 	// always writes). Negative writes after every change. With many seeds
@@ -70,4 +75,16 @@ type Persister interface {
 	MarshalState() ([]byte, error)
 	// UnmarshalState restores what MarshalState returned before a restart.
 	UnmarshalState([]byte) error
+}
+
+// stateDoc is where the state is kept: State, else the file at StatePath,
+// else nowhere (nil).
+func (c *Config) stateDoc() statefile.Doc {
+	switch {
+	case c.State != nil:
+		return c.State
+	case c.StatePath != "":
+		return statefile.File(c.StatePath)
+	}
+	return nil
 }

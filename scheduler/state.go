@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // stateVersion is bumped when the file's shape changes incompatibly; a file
@@ -30,11 +28,12 @@ type stateFile struct {
 // clampNext): state written under a clock far ahead does not keep it
 // waiting once the clock is right.
 func (s *Scheduler) load() error {
-	if s.cfg.StatePath == "" {
+	doc := s.cfg.stateDoc()
+	if doc == nil {
 		return nil
 	}
 	var f stateFile
-	found, err := statefile.Load(s.cfg.StatePath, &f, s.log)
+	found, err := doc.Load(&f, s.log)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
@@ -42,7 +41,7 @@ func (s *Scheduler) load() error {
 		return nil
 	}
 	if f.Version != stateVersion {
-		s.log.Warn("state file of another version ignored", "path", s.cfg.StatePath, "version", f.Version)
+		s.log.Warn("state file of another version ignored", "path", doc.String(), "version", f.Version)
 		return nil
 	}
 	now := s.clock.Now()
@@ -58,13 +57,14 @@ func (s *Scheduler) load() error {
 			s.log.Warn("extra state ignored", "err", err)
 		}
 	}
-	s.log.Info("state loaded", "path", s.cfg.StatePath, "seeds", len(f.Seeds))
+	s.log.Info("state loaded", "path", doc.String(), "seeds", len(f.Seeds))
 	return nil
 }
 
 // save writes the state file atomically (statefile.Save).
 func (s *Scheduler) save() error {
-	if s.cfg.StatePath == "" {
+	doc := s.cfg.stateDoc()
+	if doc == nil {
 		return nil
 	}
 	s.saveMu.Lock()
@@ -87,7 +87,7 @@ func (s *Scheduler) save() error {
 	if err != nil {
 		return fmt.Errorf("scheduler: marshal state: %w", err)
 	}
-	if err := statefile.Save(s.cfg.StatePath, b); err != nil {
+	if err := doc.Save(b); err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
 	return nil

@@ -58,3 +58,28 @@ func Save(path string, b []byte) error {
 	}
 	return nil
 }
+
+// Doc is one state document of a service: a file in its data directory
+// (File), or, when agentfinder runs as a cluster, a document in the
+// cluster's shared state (statefile/kvstate), so whichever node runs the
+// service next starts from it.
+type Doc interface {
+	// Load reads the document into v; false when there is none (or it
+	// did not parse: a warning goes to log).
+	Load(v any, log *slog.Logger) (bool, error)
+	// Save replaces the document with b, atomically.
+	Save(b []byte) error
+	// String names the document for logs.
+	String() string
+}
+
+// File is a Doc kept in the file at its path (Load and Save above).
+type File string
+
+// Load reads the file (see the package function Load).
+func (f File) Load(v any, log *slog.Logger) (bool, error) { return Load(string(f), v, log) }
+
+// Save writes the file atomically (see the package function Save).
+func (f File) Save(b []byte) error { return Save(string(f), b) }
+
+func (f File) String() string { return string(f) }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // Sink receives each probe's verdict on the endpoints catalog lists for
@@ -72,6 +73,9 @@ type Config struct {
 	Spread time.Duration
 	// StatePath is the state file; empty keeps state in memory only.
 	StatePath string
+	// State, when set, keeps the state instead of StatePath (a cluster
+	// keeps it in its shared state, statefile/kvstate).
+	State statefile.Doc
 	// SaveEvery bounds how often Run writes the state file. Default 1m.
 	SaveEvery time.Duration
 	// Now is the clock; default time.Now.
@@ -140,8 +144,8 @@ type Prober struct {
 func New(cfg Config, cr *crawler.Crawler, sink Sink) (*Prober, error) {
 	cfg.defaults()
 	p := &Prober{cfg: cfg, cr: cr, sink: sink, log: cfg.Logger.With("component", "probe"), recs: map[string]*entry{}}
-	if cfg.StatePath != "" {
-		recs, err := loadState(cfg.StatePath, p.log)
+	if doc := cfg.stateDoc(); doc != nil {
+		recs, err := loadState(doc, p.log)
 		if err != nil {
 			return nil, err
 		}
@@ -410,7 +414,8 @@ func (p *Prober) jitter(d time.Duration) time.Duration {
 
 // Save writes the state file now (when Config.StatePath is set).
 func (p *Prober) Save() error {
-	if p.cfg.StatePath == "" {
+	doc := p.cfg.stateDoc()
+	if doc == nil {
 		return nil
 	}
 	p.mu.Lock()
@@ -422,7 +427,7 @@ func (p *Prober) Save() error {
 	p.dirty = false
 	p.mu.Unlock()
 	slices.SortFunc(recs, func(a, b *entry) int { return strings.Compare(a.key(), b.key()) })
-	if err := saveState(p.cfg.StatePath, recs); err != nil {
+	if err := saveState(doc, recs); err != nil {
 		p.mu.Lock()
 		p.dirty = true
 		p.mu.Unlock()

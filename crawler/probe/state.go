@@ -40,9 +40,9 @@ const stateVersion = 1
 // loadState reads the state file at path; a missing file, one of another
 // version and a corrupt one (moved aside by statefile.Load) are an empty
 // state.
-func loadState(path string, log *slog.Logger) ([]*entry, error) {
+func loadState(doc statefile.Doc, log *slog.Logger) ([]*entry, error) {
 	var f stateFile
-	found, err := statefile.Load(path, &f, log)
+	found, err := doc.Load(&f, log)
 	if err != nil {
 		return nil, fmt.Errorf("probe state: %w", err)
 	}
@@ -50,7 +50,7 @@ func loadState(path string, log *slog.Logger) ([]*entry, error) {
 		return nil, nil
 	}
 	if f.Version != stateVersion {
-		log.Warn("probe state of another version ignored", "path", path, "version", f.Version, "want", stateVersion)
+		log.Warn("probe state of another version ignored", "path", doc.String(), "version", f.Version, "want", stateVersion)
 		return nil, nil
 	}
 	return f.Records, nil
@@ -58,13 +58,25 @@ func loadState(path string, log *slog.Logger) ([]*entry, error) {
 
 // saveState writes records to path atomically (statefile.Save), so a crash
 // leaves the old state or the new one, never half.
-func saveState(path string, records []*entry) error {
+func saveState(doc statefile.Doc, records []*entry) error {
 	data, err := json.Marshal(stateFile{Version: stateVersion, Records: records})
 	if err != nil {
 		return fmt.Errorf("probe state: %w", err)
 	}
-	if err := statefile.Save(path, data); err != nil {
+	if err := doc.Save(data); err != nil {
 		return fmt.Errorf("probe state: %w", err)
+	}
+	return nil
+}
+
+// stateDoc is where the state is kept: State, else the file at StatePath,
+// else nowhere (nil).
+func (c *Config) stateDoc() statefile.Doc {
+	switch {
+	case c.State != nil:
+		return c.State
+	case c.StatePath != "":
+		return statefile.File(c.StatePath)
 	}
 	return nil
 }
