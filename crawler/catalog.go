@@ -27,7 +27,10 @@ const artifactParallelism = 4
 // the result to the sink and queues the catalogs it links to.
 func (s *session) catalog(ctx context.Context, t task) {
 	now := s.c.cfg.Now()
-	cr := normalize.CatalogResult{Catalog: t.url, Via: t.via, Path: t.path, FetchedAt: now}
+	s.mu.Lock()
+	seed := s.seeds[t.seed]
+	s.mu.Unlock()
+	cr := normalize.CatalogResult{Catalog: t.url, Via: t.via, Path: t.path, Seed: seed, FetchedAt: now}
 	fail := func(reason, msg string) {
 		cr.Status, cr.Reason, cr.Error = normalize.StatusFailed, reason, msg
 	}

@@ -49,6 +49,16 @@ type Holder interface {
 	Holds(catalog string) bool
 }
 
+// Starter is an optional interface of a Sink. CrawlStarted is called once
+// per seed before any result of its crawl is put, with the crawl's start
+// time (on the crawler's clock, the one results are stamped with): the
+// sink learns that the catalogs of this crawl of seed are those it is about
+// to receive, so a catalog of seed that this crawl does not fetch (gone,
+// moved, no longer linked) is no longer confirmed by it.
+type Starter interface {
+	CrawlStarted(ctx context.Context, seed string, at time.Time) error
+}
+
 // Crawler discovers and fetches catalogs. It is safe for concurrent Crawl
 // calls; conditional GET state persists across calls. Call Close when done
 // to release idle connections.
@@ -233,6 +243,7 @@ type session struct {
 	visited  map[string]bool
 	perSeed  map[int]int
 	groups   map[int][]string // seed index -> its groups (normalize.Record.Visibility)
+	seeds    map[int]string   // seed index -> the seed as given (CatalogResult.Seed)
 	report   Report
 	sinkErr  error
 	notFound int
@@ -283,7 +294,9 @@ func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
 		}
 		seed := sd.Target
 		s.groups[i] = sd.Groups
+		s.seeds[i] = seed
 		s.report.Totals.Seeds++
+		c.started(ctx, seed)
 		if sd.Registry {
 			s.fr.push(task{kind: taskRegistry, url: sd.Target, via: normalize.ViaRegistry, seed: i})
 			continue
@@ -348,6 +361,20 @@ func (c *Crawler) newSession(ctx context.Context) *session {
 		visited: map[string]bool{},
 		perSeed: map[int]int{},
 		groups:  map[int][]string{},
+		seeds:   map[int]string{},
+	}
+}
+
+// started tells a Starter sink that a crawl of seed begins now. Its error
+// is logged only: the crawl still runs, its claims then count as they
+// did before it.
+func (c *Crawler) started(ctx context.Context, seed string) {
+	st, ok := c.sink.(Starter)
+	if !ok {
+		return
+	}
+	if err := st.CrawlStarted(ctx, seed, c.cfg.Now()); err != nil {
+		c.log.Warn("sink crawl start", "seed", seed, "err", err)
 	}
 }
 

@@ -216,6 +216,8 @@ type Indexer struct {
 	// Worker-owned state.
 	docs      map[string]*docMeta
 	srcs      map[string]*source
+	seeds     map[string]time.Time        // seed -> start of its latest crawl that read a catalog
+	pending   map[string]time.Time        // seed -> start of a crawl that has read none yet
 	unstamped map[string]claimKey         // id -> documents loaded without health (until setup stamps them)
 	healths   map[string]normalize.Health // id -> the stored health, kept only without Config.Health
 
@@ -227,6 +229,7 @@ type item struct {
 	res    *normalize.CatalogResult
 	flush  chan error
 	health *healthUpdate
+	start  *crawlStart
 	urgent bool // write the batch holding it at once (see Urgent)
 }
 
@@ -266,6 +269,8 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		done:      make(chan struct{}),
 		docs:      make(map[string]*docMeta),
 		srcs:      make(map[string]*source),
+		seeds:     make(map[string]time.Time),
+		pending:   make(map[string]time.Time),
 		unstamped: make(map[string]claimKey),
 		healths:   make(map[string]normalize.Health),
 	}

@@ -21,18 +21,22 @@ type claim struct {
 	seq        int64 // ADP seq; 0 when not given
 	updatedTs  int64 // updatedAt in Unix seconds; 0 when not given
 	stale      bool  // the catalog's records are marked stale
+	// unconfirmed: the latest crawl of the catalog's seed did not fetch it
+	// (Indexer.confirmed), set when precedence compares.
+	unconfirmed bool
 }
 
 // Reasons precedence gives for a decision, as they appear in Conflict.Reason
 // and in a stored record's lostClaims.
 const (
-	reasonStale    = "stale"
-	reasonSigned   = "signed by the publisher"
-	reasonVerified = "verified publisher"
-	reasonSeq      = "seq"
-	reasonUpdated  = "updatedAt"
-	reasonCatalog  = "catalog URL"
-	reasonHash     = "content hash"
+	reasonStale       = "stale"
+	reasonUnconfirmed = "not confirmed by the latest crawl"
+	reasonSigned      = "signed by the publisher"
+	reasonVerified    = "verified publisher"
+	reasonSeq         = "seq"
+	reasonUpdated     = "updatedAt"
+	reasonCatalog     = "catalog URL"
+	reasonHash        = "content hash"
 )
 
 // outranks decides between two claims on one identifier from different
@@ -42,6 +46,9 @@ const (
 // same record and a re-crawl never moves a record between claimants.
 //
 //  1. A live claim beats one whose catalog's records are marked stale.
+//     A confirmed claim beats one whose catalog the latest crawl of its
+//     seed did not fetch (gone, moved, no longer linked: it is old news
+//     however its URL sorts).
 //  2. A claim signed by its publisher (trust level signed) beats one that
 //     is not: only the publisher's key makes it, wherever it is hosted.
 //  3. A verified publisher (the catalog was fetched from the identifier's
@@ -57,6 +64,9 @@ const (
 func outranks(a, b claim) (bool, string) {
 	if a.stale != b.stale {
 		return !a.stale, reasonStale
+	}
+	if a.unconfirmed != b.unconfirmed {
+		return !a.unconfirmed, reasonUnconfirmed
 	}
 	if a.signed != b.signed {
 		return a.signed, reasonSigned
@@ -154,6 +164,8 @@ func conflictProblem(c Conflict) normalize.Problem {
 	switch c.Reason {
 	case reasonStale:
 		why = "the catalog of this write is stale"
+	case reasonUnconfirmed:
+		why = "the latest crawl of this write's seed did not reach its catalog"
 	case reasonSigned:
 		why = "the record held is signed by its publisher and this one is not"
 	case reasonVerified:
@@ -180,6 +192,10 @@ func conflictProblem(c Conflict) normalize.Problem {
 // shown on the stored one and reported as a conflict.
 func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim, doc *normalize.Document) {
 	cur, exists := ix.docs[id]
+	in.unconfirmed = !ix.confirmed(in.catalog)
+	if exists {
+		ix.refreshConfirmed(cur)
+	}
 	switch {
 	case !exists:
 		ix.own(id, &docMeta{claim: in})

@@ -15,13 +15,15 @@ import (
 func TestOutranksIsATotalOrder(t *testing.T) {
 	var claims []claim
 	for _, stale := range []bool{false, true} {
-		for _, signed := range []bool{false, true} {
-			for _, verified := range []bool{false, true} {
-				for _, seq := range []int64{0, 2, 7} {
-					for _, ts := range []int64{0, 1000, 2000} {
-						for _, cat := range []string{"https://a.test/c.json", "https://b.test/c.json"} {
-							for _, hash := range []string{"aa", "bb"} {
-								claims = append(claims, claim{catalog: cat, hash: hash, signed: signed, verified: verified, seq: seq, updatedTs: ts, stale: stale})
+		for _, unconfirmed := range []bool{false, true} {
+			for _, signed := range []bool{false, true} {
+				for _, verified := range []bool{false, true} {
+					for _, seq := range []int64{0, 2, 7} {
+						for _, ts := range []int64{0, 2000} {
+							for _, cat := range []string{"https://a.test/c.json", "https://b.test/c.json"} {
+								for _, hash := range []string{"aa", "bb"} {
+									claims = append(claims, claim{catalog: cat, hash: hash, signed: signed, verified: verified, seq: seq, updatedTs: ts, stale: stale, unconfirmed: unconfirmed})
+								}
 							}
 						}
 					}

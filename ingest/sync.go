@@ -76,6 +76,9 @@ type sourceState struct {
 	LastFetchAt         time.Time             `json:"lastFetchAt"`
 	LastError           string                `json:"lastError,omitempty"`
 	Stale               bool                  `json:"stale"`
+	// Seed is the seed whose crawl last fetched the catalog successfully
+	// ("" when unknown): see confirmed.
+	Seed string `json:"seed,omitempty"`
 }
 
 // source is a catalog's state plus the documents it owns and those it has
@@ -96,7 +99,7 @@ const timeSlack = 10 * time.Minute
 func (s *source) dirty() bool {
 	a, b := s.state, s.saved
 	if a.LastStatus != b.LastStatus || a.ConsecutiveFailures != b.ConsecutiveFailures ||
-		a.LastError != b.LastError || a.Stale != b.Stale || a.Catalog != b.Catalog {
+		a.LastError != b.LastError || a.Stale != b.Stale || a.Catalog != b.Catalog || a.Seed != b.Seed {
 		return true
 	}
 	return a.LastOKAt.Sub(b.LastOKAt).Abs() > timeSlack || a.LastFetchAt.Sub(b.LastFetchAt).Abs() > timeSlack
@@ -275,6 +278,10 @@ func (ix *Indexer) add(b *batch, it item) {
 		it.health.held <- ix.setHealth(b, it.health)
 		return
 	}
+	if it.start != nil {
+		ix.startCrawl(*it.start)
+		return
+	}
 	b.results = append(b.results, ix.apply(b, len(b.results), it.res))
 	if it.urgent {
 		b.forced = true
@@ -320,6 +327,10 @@ func (ix *Indexer) apply(b *batch, ri int, res *normalize.CatalogResult) ApplyRe
 	src.state.ConsecutiveFailures = 0
 	src.state.LastError = ""
 	src.state.LastOKAt = fetched
+	if res.Seed != "" {
+		src.state.Seed = res.Seed
+		ix.reached(res.Seed, fetched)
+	}
 	wasStale := src.state.Stale
 	src.state.Stale = false
 
@@ -445,6 +456,7 @@ func (ix *Indexer) checkAge(b *batch) {
 		return
 	}
 	now := ix.cfg.Now()
+	ix.dropExpiredClaims(b, now)
 	for _, src := range ix.srcs {
 		if src.state.Stale || len(src.owned) == 0 || src.state.LastOKAt.IsZero() {
 			continue

@@ -193,9 +193,13 @@ const (
 // CatalogResult is what one catalog fetch produced: the unit the crawler hands
 // to its sink and ingest applies to the index.
 type CatalogResult struct {
-	Catalog    string        `json:"catalog"`        // final URL the catalog was fetched from
-	Via        string        `json:"via"`            // how it was found
-	Path       []string      `json:"path,omitempty"` // chain of catalogs that led to it (excluding itself)
+	Catalog string   `json:"catalog"`        // final URL the catalog was fetched from
+	Via     string   `json:"via"`            // how it was found
+	Path    []string `json:"path,omitempty"` // chain of catalogs that led to it (excluding itself)
+	// Seed is the seed whose crawl fetched it ("" when unknown): ingest
+	// counts a catalog's claims as confirmed only while the latest crawl of
+	// its seed fetched it (see ingest's precedence rules).
+	Seed       string        `json:"seed,omitempty"`
 	Status     FetchStatus   `json:"status"`
 	Reason     string        `json:"reason,omitempty"` // for StatusFailed: timeout, http_status, too_large, not_json, ...
 	Error      string        `json:"error,omitempty"`  // human detail for StatusFailed

@@ -351,6 +351,15 @@ func (p *progressSink) Put(ctx context.Context, res normalize.CatalogResult) err
 	return p.next.Put(ctx, res)
 }
 
+// CrawlStarted passes a crawl's start on to an index that wants it
+// (crawler.Starter).
+func (p *progressSink) CrawlStarted(ctx context.Context, seed string, at time.Time) error {
+	if st, ok := p.next.(crawler.Starter); ok {
+		return st.CrawlStarted(ctx, seed, at)
+	}
+	return nil
+}
+
 // crawlProgress shows a spinner with the host of the latest catalog, the
 // counts so far and the number of seeds on stderr when it is a terminal.
 type crawlProgress struct {

@@ -69,6 +69,10 @@ func (h *healthSink) SetHealth(ctx context.Context, id, catalog string, hl norma
 // probedSink is the crawler's sink when the prober runs: ingest first, then
 // the prober learns the records written, so a new record is probed soon
 // after it is indexed.
+// The index hears of each crawl's start (claims its catalogs no longer
+// reach yield, see ingest.Indexer.CrawlStarted), through probedSink too.
+var _ crawler.Starter = probedSink{}
+
 type probedSink struct {
 	*ingest.Indexer // Put is overridden; Holds and the rest are ingest's
 	prober          *probe.Prober
