@@ -2,14 +2,16 @@ package searchapi
 
 import (
 	"context"
-	"strings"
+	"encoding/json"
+
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // The access rule: a record whose visibility names groups is seen only by
 // callers in one of them; a record without visibility is public. The
 // caller's groups come from its verified credential (auth.go), never from
-// request text, and are ANDed into the Meilisearch filter of every read (filter.Access), so
-// totals, facet counts, page tokens and lookups by identifier all count
+// request text, and are ANDed into the Meilisearch filter of every read
+// (search.Query.Access, filter.Access), so totals, facet counts, page tokens and lookups by identifier all count
 // only what the caller may see.
 
 // caller is who sent a request, as its credential says.
@@ -32,8 +34,21 @@ func accessOf(ctx context.Context) []string {
 	return c.groups
 }
 
-// accessKey is the part of a page token's binding that names the caller's
-// access: a token continues only a listing made with the same groups.
-func accessKey(groups []string) string {
-	return "\x00access=" + strings.Join(groups, "\x02")
+// runSearch runs q through the engine for ctx's caller: q.Access is set
+// from the verified credential here, once for every door.
+func (s *Server) runSearch(ctx context.Context, q *search.Query, via []string) (*search.Answer, error) {
+	q.Access = accessOf(ctx)
+	return s.engine.Search(ctx, q, via)
+}
+
+// exploreCounts counts q's facets (search.Engine.Facets) for ctx's caller.
+func (s *Server) exploreCounts(ctx context.Context, q *search.Query, fields []string) (int64, map[string]map[string]int, error) {
+	q.Access = accessOf(ctx)
+	return s.engine.Facets(ctx, q, fields)
+}
+
+// Agent returns the record of identifier as ctx's caller may see it
+// (search.Engine.Agent). A missing or hidden record is a not_found error.
+func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.RawMessage, error) {
+	return s.engine.Agent(ctx, identifier, accessOf(ctx))
 }

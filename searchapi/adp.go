@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // POST /adp/discover is the ADP binding (ANP Agent Description Protocol
@@ -72,7 +73,7 @@ var adpAttributes = []string{"skillNames", "constraints", "seq", "ttl"}
 
 // adpQuery translates an adp.discover request into the shared query; the
 // text is the query, or the words of the tags when there is none.
-func adpQuery(req *adpRequest) (q *searchQuery, err error) {
+func adpQuery(req *adpRequest) (q *search.Query, err error) {
 	text := ""
 	if req.Query != nil {
 		text = strings.TrimSpace(*req.Query)
@@ -89,17 +90,17 @@ func adpQuery(req *adpRequest) (q *searchQuery, err error) {
 	if text == "" {
 		text = strings.Join(strings.FieldsFunc(strings.Join(tags, " "), func(r rune) bool { return r == '/' || r == '*' || r == ' ' }), " ")
 	}
-	q = &searchQuery{Attributes: adpAttributes}
-	if q.Text, err = parseText(&text, true); err != nil {
+	q = &search.Query{Attributes: adpAttributes}
+	if q.Text, err = search.ParseText(&text, true); err != nil {
 		return nil, err
 	}
-	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
+	if q.Mode, err = search.ParseFederation(nil, req.Federation); err != nil {
 		return nil, err
 	}
 	q.PageSize = defaultADPLimit
 	if len(req.Limit) > 0 {
-		if q.PageSize, err = parsePageSize(req.Limit, nil); err != nil {
-			return nil, invalid("limit must be an integer from 1 to %d", maxPageSize)
+		if q.PageSize, err = search.ParsePageSize(req.Limit, nil); err != nil {
+			return nil, invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
 		}
 	}
 	if req.MinScore != nil {
@@ -109,10 +110,10 @@ func adpQuery(req *adpRequest) (q *searchQuery, err error) {
 		v := int(math.Ceil(*req.MinScore*100 - 1e-9))
 		q.MinScore = &v
 	}
-	if err := q.addGroup("skill", tags); err != nil {
+	if err := q.AddFilter("skill", tags); err != nil {
 		return nil, err
 	}
-	if err := q.addOptions(req.SignedOnly, req.LiveOnly); err != nil {
+	if err := q.AddOptions(req.SignedOnly, req.LiveOnly); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -133,7 +134,7 @@ func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error
 	}
 	out := adpResponse{Results: make([]adpResult, 0, len(ans.Hits))}
 	for _, h := range ans.Hits {
-		r := adpResult{AgentCard: agentCard(h), Score: round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)}
+		r := adpResult{AgentCard: agentCard(h), Score: search.Round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)}
 		r.Trust, r.Health = bindingTrustHealth(h.Entry)
 		out.Results = append(out.Results, r)
 	}
@@ -153,7 +154,7 @@ func matchedSkills(e map[string]json.RawMessage, query []string) []string {
 	for _, s := range append(skills, tags...) {
 		ls := strings.ToLower(s)
 		for _, qt := range query {
-			base := skillValue(qt)
+			base := search.SkillValue(qt)
 			if base != "" && (ls == base || strings.HasPrefix(ls, base+"/")) {
 				out = appendDistinct(out, s)
 				break

@@ -6,13 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
-	"github.com/meilisearch/meilisearch-go"
-
+	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/filterlang"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 const (
@@ -27,6 +26,24 @@ type listResponse struct {
 	PageToken string                       `json:"pageToken,omitempty"`
 }
 
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
+	var body search.Request
+	raw, err := decodeBody(w, r, &body)
+	if err != nil {
+		return err
+	}
+	q, err := search.ParseRequest(&body, raw, true)
+	if err != nil {
+		return err
+	}
+	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	if err != nil {
+		return err
+	}
+	writeSearch(w, ans)
+	return nil
+}
+
 // handleList serves GET /agents (§7.2): deterministic browsing by filter and
 // order, no relevance.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
@@ -35,43 +52,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	access := accessOf(r.Context())
-	f := filter.And(lq.expr, filter.Access(access))
-	if !lq.includeStale {
-		f = filter.And(f, filter.Live(s.now()))
-	}
-	// The token is bound to the translated filter, the order, the page size,
-	// includeStale and the caller's access: a token only continues the
-	// listing it came from.
-	norm := "agents\x00" + string(lq.expr) + "\x00" + strings.Join(lq.sort, ",") + "\x00" + strconv.Itoa(lq.size) + "\x00" + strconv.FormatBool(lq.includeStale) + accessKey(access)
-	offset := 0
-	if t := qv.Get("pageToken"); t != "" {
-		if offset, err = s.tokens.decode(norm, t); err != nil {
-			return err
-		}
-	}
-	hpp := int64(lq.size)
-	req := &meilisearch.SearchRequest{
-		Filter:               f.Filter(),
-		Sort:                 lq.sort,
-		Page:                 int64(offset/lq.size + 1),
-		HitsPerPage:          &hpp,
-		AttributesToRetrieve: searchAttributes,
-	}
-	resp, err := s.rawSearch(r.Context(), req)
+	page, err := s.engine.List(r.Context(), search.Listing{Filter: lq.expr, Sort: lq.sort, Size: lq.size,
+		IncludeStale: lq.includeStale, PageToken: qv.Get("pageToken"), Access: accessOf(r.Context())})
 	if err != nil {
 		return err
 	}
-	out := listResponse{Items: make([]map[string]json.RawMessage, 0, len(resp.Hits)), Total: resp.TotalHits}
-	for _, h := range resp.Hits {
-		h["source"] = s.sourceJSON
-		fillTrustHealth(h)
-		out.Items = append(out.Items, h)
-	}
-	if next := offset + lq.size; int64(next) < resp.TotalHits && next < maxOffset {
-		out.PageToken = s.tokens.encode(norm, next)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, listResponse{Items: page.Items, Total: page.Total, PageToken: page.PageToken})
 	return nil
 }
 
@@ -148,22 +134,15 @@ func listOptionsExpr(qv url.Values) (filter.Expr, error) {
 	if err != nil {
 		return "", err
 	}
-	q := &searchQuery{}
-	if err := q.addOptions(signed, live); err != nil {
+	q := &search.Query{}
+	if err := q.AddOptions(signed, live); err != nil {
 		return "", err
 	}
 	parts := make([]filter.Expr, 0, len(q.Groups))
 	for _, g := range q.Groups {
-		parts = append(parts, g.expr())
+		parts = append(parts, g.Expr())
 	}
 	return filter.And(parts...), nil
-}
-
-// internalFields are index fields never shown to clients.
-var internalFields = []string{
-	normalize.FieldID, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
-	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
-	"_rankingScoreDetails",
 }
 
 // handleGet serves GET /agents/{identifier}: the full record of one
@@ -187,51 +166,12 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Agent returns the stored record of identifier as clients see it: every
-// spelling the index keys as one identifier (normalize.SameIdentifier: urn:ai:
-// or urn:air:, the publisher domain in any case) finds it, and its
-// "identifier" is the one its winning catalog wrote. The record's own
-// provenance is under "provenance", other catalogs' claims on the identifier
-// that lost to it under "lostClaims"; "source" is this registry. A missing
-// record is an *APIError with Code CodeNotFound. Every binding's get-by-id
-// calls this.
-func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.RawMessage, error) {
-	// One filtered read, whether the record is missing or hidden from the
-	// caller: the same answer and the same work for both.
-	var docs meilisearch.DocumentsResult
-	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
-		Filter: filter.And(filter.Eq(normalize.FieldID, normalize.DocID(identifier)), filter.Access(accessOf(ctx))).Filter(),
-		Limit:  1,
-	}, &docs)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs.Results) == 0 {
-		return nil, errNotFound
-	}
-	doc := map[string]json.RawMessage(docs.Results[0])
-	var got string
-	if json.Unmarshal(doc[normalize.FieldIdentifier], &got) != nil || !normalize.SameIdentifier(got, identifier) {
-		return nil, errNotFound // a key collision or a malformed document: never show another record
-	}
-	for _, f := range internalFields {
-		delete(doc, f)
-	}
-	// The record's provenance moves to "provenance"; "source" is this registry.
-	if p, ok := doc["source"]; ok {
-		doc["provenance"] = p
-	}
-	doc["source"] = s.sourceJSON
-	fillTrustHealth(doc)
-	return doc, nil
-}
-
 // exploreBody is POST /explore: facet counts over a query and filters.
 // Facets names the fields (this registry's shape); ResultType is the ARD
 // shape ({"facets": [{"field", "limit", "minCount"}]}), answered in ARD's
 // response shape.
 type exploreBody struct {
-	searchBody
+	search.Request
 	Facets     []string        `json:"facets"`
 	ResultType json.RawMessage `json:"resultType"`
 }
@@ -251,7 +191,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.ResultType != nil {
-		q, err := parseSearch(&body.searchBody, raw, false)
+		q, err := search.ParseRequest(&body.Request, raw, false)
 		if err != nil {
 			return err
 		}
@@ -267,7 +207,7 @@ func (s *Server) handleExplore(w http.ResponseWriter, r *http.Request) error {
 
 // explore answers a decoded POST /explore body (raw is the body as sent).
 func (s *Server) explore(ctx context.Context, body *exploreBody, raw []byte) (*exploreResponse, error) {
-	q, err := parseSearch(&body.searchBody, raw, false)
+	q, err := search.ParseRequest(&body.Request, raw, false)
 	if err != nil {
 		return nil, err
 	}

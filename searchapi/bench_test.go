@@ -22,6 +22,7 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // BenchmarkSearchVsDirect measures POST /search through the real handler over
@@ -62,18 +63,18 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			q["type"] = benchTypes[i%len(benchTypes)]
 		}
 		body, _ := json.Marshal(map[string]any{"query": q, "pageSize": 10})
-		var sb searchBody
+		var sb search.Request
 		if err := json.Unmarshal(body, &sb); err != nil {
 			b.Fatal(err)
 		}
-		sq, err := parseSearch(&sb, body, true)
+		sq, err := search.ParseRequest(&sb, body, true)
 		if err != nil {
 			b.Fatal(err)
 		}
 		// Direct: the fused search's Meilisearch requests (one multi-search
 		// of the term sub-queries, one fetch of the page), the same ones
 		// localSearch sends, without the handler.
-		p := srv.newPlan(sq, nil)
+		p := srv.engine.Plan(sq, nil)
 		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
 			res, err := hybrid.Search(ctx, srv.cfg.Meili, p)
 			if err != nil {
@@ -83,7 +84,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			for _, h := range res.Hits[:min(len(res.Hits), sq.PageSize)] {
 				ids = append(ids, h.ID)
 			}
-			_, err = hybrid.Fetch(ctx, srv.cfg.Meili, name, normalize.FieldIdentifier, ids, searchAttributes, false)
+			_, err = hybrid.Fetch(ctx, srv.cfg.Meili, name, normalize.FieldIdentifier, ids, search.ResultAttributes(), false)
 			return err
 		}})
 	}

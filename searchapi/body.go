@@ -8,11 +8,29 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // defaultBodyTimeout is Config.BodyTimeout's default: a search body is a few
 // hundred bytes, so even a slow link sends it well within this.
 const defaultBodyTimeout = 5 * time.Second
+
+// maxBodyBytes bounds every API request body.
+const maxBodyBytes = 64 << 10
+
+// decodeBody reads a JSON request body of at most maxBodyBytes into v and
+// returns the raw body.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
+	body, err := readBody(w, r, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := search.DecodeJSON(body, v); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
 
 // bufferedBody is a request body already read into memory by bufferBody.
 type bufferedBody struct {

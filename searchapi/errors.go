@@ -8,15 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/meilisearch/meilisearch-go"
-
-	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/filterlang"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // Error codes of the xu error model (docs/ARCHITECTURE.md, "External contracts").
@@ -92,38 +89,18 @@ func classify(err error) *APIError {
 		return unsupported("%s", fe.Message)
 	case errors.As(err, &fe):
 		return invalid("%s", fe.Message)
-	case errors.Is(err, federation.ErrInvalidPageToken):
-		return invalid("pageToken is not a token issued by this registry for this query")
-	case errors.Is(err, federation.ErrInvalidMode):
-		return invalid("federation must be auto, referrals or none")
-	case meiliUnavailable(err):
+	}
+	switch search.KindOf(err) {
+	case search.KindInvalid:
+		return invalid("%s", search.MessageOf(err))
+	case search.KindUnsupported:
+		return unsupported("%s", search.MessageOf(err))
+	case search.KindNotFound:
+		return &APIError{Status: http.StatusNotFound, Code: CodeNotFound, Message: search.MessageOf(err)}
+	case search.KindUnavailable:
 		return errUnavailable
 	}
 	return errInternal
-}
-
-// meiliUnavailable reports whether err means Meilisearch could not be reached
-// or answered with a server-side failure.
-func meiliUnavailable(err error) bool {
-	var me *meilisearch.Error
-	if errors.As(err, &me) {
-		switch me.ErrCode {
-		case meilisearch.MeilisearchCommunicationError, meilisearch.MeilisearchTimeoutError, meilisearch.MeilisearchMaxRetriesExceeded:
-			return true
-		}
-		if me.StatusCode >= 500 {
-			return true
-		}
-		if me.MeilisearchApiError.Code == "index_not_found" {
-			return true // ingest has not created the index yet
-		}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var oe *net.OpError
-	return errors.As(err, &oe)
 }
 
 // newCorrelationID returns a random request id.

@@ -2,13 +2,13 @@ package searchapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // ARD's defaults for one requested facet.
@@ -41,24 +41,6 @@ type ardFacetResult struct {
 type ardExploreResponse struct {
 	ResultType string                    `json:"resultType"`
 	Facets     map[string]ardFacetResult `json:"facets"`
-}
-
-// exploreCounts runs /explore's one Meilisearch request: the number of
-// matching records and, per index field, each value's count.
-func (s *Server) exploreCounts(ctx context.Context, q *searchQuery, fields []string) (int64, map[string]map[string]int, error) {
-	q.access = accessOf(ctx)
-	resp, err := s.rawSearch(ctx, s.exploreSearch(q, fields))
-	if err != nil {
-		return 0, nil, err
-	}
-	dist, err := decodeFacets(resp.FacetDistribution)
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := s.countAbsent(ctx, q, fields, resp.TotalHits, dist); err != nil {
-		return 0, nil, err
-	}
-	return resp.TotalHits, dist, nil
 }
 
 // parseResultType reads ARD's resultType: an object whose only supported
@@ -112,7 +94,7 @@ func sortedFacetNames() []string {
 }
 
 // exploreARD answers POST /explore in ARD's shape.
-func (s *Server) exploreARD(w http.ResponseWriter, r *http.Request, q *searchQuery, rawType json.RawMessage) error {
+func (s *Server) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Query, rawType json.RawMessage) error {
 	reqs, err := parseResultType(rawType)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // testNow is the clock of every test server: after expired-storm expired.
@@ -124,7 +125,7 @@ func newFixture(t testing.TB, mut func(*Config)) *fixture {
 // newFixtureEmbedded is newFixture with, when emb is not nil, a
 // userProvided embedder on the index, every document's vectors laid out as
 // ingest lays them out (embedTexts) and emb as the server's Embedder.
-func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture {
+func newFixtureEmbedded(t testing.TB, mut func(*Config), emb search.Embedder) *fixture {
 	t.Helper()
 	recs := fixtureRecords(t)
 	stale := func(d *normalize.Document) {
@@ -143,7 +144,7 @@ func newFixtureEmbedded(t testing.TB, mut func(*Config), emb Embedder) *fixture 
 // is set; each document passed through mark when it is set) into a fresh
 // index named after prefix and serves it with cfg (its Index, Meili and
 // Embedder filled in), then mut.
-func serveRecords(t testing.TB, prefix string, recs []normalize.Record, emb Embedder, mark func(*normalize.Document), cfg Config, mut func(*Config)) *fixture {
+func serveRecords(t testing.TB, prefix string, recs []normalize.Record, emb search.Embedder, mark func(*normalize.Document), cfg Config, mut func(*Config)) *fixture {
 	t.Helper()
 	ms, name := meilitest.Index(t, prefix)
 	idx := ms.Client.Index(name)
@@ -257,14 +258,14 @@ func (f *fixture) do(method, path string, body any, hdr map[string]string, out a
 
 // searchResult is a result as tests read it.
 type searchResult struct {
-	Identifier        string    `json:"identifier"`
-	Type              string    `json:"type"`
-	Score             int       `json:"score"`
-	Source            string    `json:"source"`
-	Tags              []string  `json:"tags"`
-	Publisher         string    `json:"publisher"`
-	PublisherVerified bool      `json:"publisherVerified"`
-	Evidence          *evidence `json:"evidence"`
+	Identifier        string           `json:"identifier"`
+	Type              string           `json:"type"`
+	Score             int              `json:"score"`
+	Source            string           `json:"source"`
+	Tags              []string         `json:"tags"`
+	Publisher         string           `json:"publisher"`
+	PublisherVerified bool             `json:"publisherVerified"`
+	Evidence          *search.Evidence `json:"evidence"`
 }
 
 type searchOut struct {

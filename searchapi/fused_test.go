@@ -17,6 +17,7 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // topicEmbedder is a deterministic stand-in for the sentence model: each
@@ -73,7 +74,7 @@ func embedTexts(r normalize.Record) []string {
 }
 
 // embedDoc returns a document's _vectors for the "default" embedder.
-func embedDoc(t testing.TB, emb Embedder, r normalize.Record) map[string]any {
+func embedDoc(t testing.TB, emb search.Embedder, r normalize.Record) map[string]any {
 	t.Helper()
 	vs, err := emb.Embed(context.Background(), embedTexts(r))
 	if err != nil {
@@ -84,7 +85,7 @@ func embedDoc(t testing.TB, emb Embedder, r normalize.Record) map[string]any {
 
 // newRecordFixture serves recs (with vectors when emb is set) from a fresh
 // index.
-func newRecordFixture(t testing.TB, recs []normalize.Record, emb Embedder, mut func(*Config)) *fixture {
+func newRecordFixture(t testing.TB, recs []normalize.Record, emb search.Embedder, mut func(*Config)) *fixture {
 	t.Helper()
 	cfg := Config{PublicURL: "https://finder.test.example", QueryRewriter: query.Rewrite, MinScore: -1,
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
@@ -192,9 +193,9 @@ func TestFusedFilters(t *testing.T) {
 			}
 			body := map[string]any{"query": qq, "pageSize": 100}
 			q := f.parse(t, body)
-			want := f.admitted(t, f.srv.filter(q))
+			want := f.admitted(t, f.srv.engine.Filter(q))
 			if len(want) == 0 || (len(want) == len(all) && !q.IncludeStale) {
-				t.Fatalf("filter %q admits %d of %d entries: not a test", f.srv.filter(q), len(want), len(all))
+				t.Fatalf("filter %q admits %d of %d entries: not a test", f.srv.engine.Filter(q), len(want), len(all))
 			}
 			status, out := f.search(body)
 			if status != http.StatusOK {
@@ -228,14 +229,14 @@ func TestFusedFilters(t *testing.T) {
 }
 
 // parse validates a search body as handleSearch does.
-func (f *fixture) parse(t testing.TB, body map[string]any) *searchQuery {
+func (f *fixture) parse(t testing.TB, body map[string]any) *search.Query {
 	t.Helper()
 	raw := mustJSON(body)
-	var sb searchBody
+	var sb search.Request
 	if err := json.Unmarshal(raw, &sb); err != nil {
 		t.Fatal(err)
 	}
-	q, err := parseSearch(&sb, raw, true)
+	q, err := search.ParseRequest(&sb, raw, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestFusedPaging(t *testing.T) {
 	recs := pagingRecords(n)
 	for _, tc := range []struct {
 		name string
-		emb  Embedder
+		emb  search.Embedder
 		pref []string
 		want int // results in all
 	}{

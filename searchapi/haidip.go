@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // POST /agents/search is the HAIDIP binding
@@ -73,27 +74,27 @@ var haidipFilters = map[string]string{
 }
 
 // haidipQuery translates a HAIDIP search request into the shared query. top
-// + skip results are searched (one page of at most maxPageSize) and the
+// + skip results are searched (one page of at most search.MaxPageSize) and the
 // first skip dropped, so pages stay consistent with federation's ranking.
-func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) {
+func haidipQuery(req *haidipRequest) (q *search.Query, top, skip int, err error) {
 	if req.Query == nil || strings.TrimSpace(*req.Query) == "" {
 		return nil, 0, 0, invalid("query is required and must not be empty")
 	}
-	q = &searchQuery{}
-	if q.Text, err = parseText(req.Query, true); err != nil {
+	q = &search.Query{}
+	if q.Text, err = search.ParseText(req.Query, true); err != nil {
 		return nil, 0, 0, err
 	}
-	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
+	if q.Mode, err = search.ParseFederation(nil, req.Federation); err != nil {
 		return nil, 0, 0, err
 	}
-	if top, err = parsePageSize(req.Top, nil); err != nil {
-		return nil, 0, 0, invalid("top must be an integer from 1 to %d", maxPageSize)
+	if top, err = search.ParsePageSize(req.Top, nil); err != nil {
+		return nil, 0, 0, invalid("top must be an integer from 1 to %d", search.MaxPageSize)
 	}
 	if req.Skip != nil {
 		skip = *req.Skip
 	}
-	if skip < 0 || skip+top > maxPageSize {
-		return nil, 0, 0, invalid("skip must be 0 or more and skip + top at most %d", maxPageSize)
+	if skip < 0 || skip+top > search.MaxPageSize {
+		return nil, 0, 0, invalid("skip must be 0 or more and skip + top at most %d", search.MaxPageSize)
 	}
 	q.PageSize = skip + top
 	for _, name := range slices.Sorted(maps.Keys(req.Filters)) {
@@ -102,7 +103,7 @@ func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) 
 			if err := json.Unmarshal(req.Filters[name], &on); err != nil {
 				return nil, 0, 0, invalid("filters.%s must be true or false", name)
 			}
-			if err := q.addOptions(on && name == "signed_only", on && name == "live_only"); err != nil {
+			if err := q.AddOptions(on && name == "signed_only", on && name == "live_only"); err != nil {
 				return nil, 0, 0, err
 			}
 			continue
@@ -111,11 +112,11 @@ func haidipQuery(req *haidipRequest) (q *searchQuery, top, skip int, err error) 
 		if !ok {
 			return nil, 0, 0, unsupported("filter %q is not supported (supported: capabilities, supported_language, authentication, provider, tags, protocols, type, trust_level, health, signed_only, live_only)", name)
 		}
-		var l stringList
+		var l search.StringList
 		if err := json.Unmarshal(req.Filters[name], &l); err != nil {
 			return nil, 0, 0, invalid("filters.%s must be a string or an array of strings", name)
 		}
-		if err := q.addGroup(key, l); err != nil {
+		if err := q.AddFilter(key, l); err != nil {
 			return nil, 0, 0, err
 		}
 	}
@@ -148,7 +149,7 @@ func (s *Server) handleAgentsSearch(w http.ResponseWriter, r *http.Request) erro
 		res := haidipResult{ID: h.Identifier, Name: entryString(h.Entry, "displayName"), Description: entryString(h.Entry, "description")}
 		res.Trust, res.Health = bindingTrustHealth(h.Entry)
 		if ranked {
-			sc := round3(h.Score / 100)
+			sc := search.Round3(h.Score / 100)
 			res.Score = &sc
 		}
 		if req.IncludeMetadata {
@@ -162,7 +163,7 @@ func (s *Server) handleAgentsSearch(w http.ResponseWriter, r *http.Request) erro
 		})
 	}
 	out.Count = len(out.Results)
-	out.SearchTime = round3(float64(time.Since(start).Microseconds()) / 1000)
+	out.SearchTime = search.Round3(float64(time.Since(start).Microseconds()) / 1000)
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -185,12 +186,12 @@ func shorthandExpr(values map[string][]string) (filter.Expr, error) {
 		if len(vals) == 0 {
 			continue
 		}
-		q := &searchQuery{}
-		if err := q.addGroup(listShorthands[name], vals); err != nil {
+		q := &search.Query{}
+		if err := q.AddFilter(listShorthands[name], vals); err != nil {
 			return "", err
 		}
 		for _, g := range q.Groups {
-			parts = append(parts, g.expr())
+			parts = append(parts, g.Expr())
 		}
 	}
 	return filter.And(parts...), nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/searchapi/mcpserver"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // mcpBackend answers the MCP tools (POST /mcp) with the server's own code:
@@ -22,11 +23,11 @@ var _ mcpserver.Backend = mcpBackend{}
 
 // Search implements mcpserver.Backend: POST /search.
 func (b mcpBackend) Search(ctx context.Context, request []byte) (json.RawMessage, error) {
-	var body searchBody
-	if err := unmarshalBody(request, &body); err != nil {
+	var body search.Request
+	if err := search.DecodeJSON(request, &body); err != nil {
 		return nil, b.s.mcpError(ctx, "search", err)
 	}
-	q, err := parseSearch(&body, request, true)
+	q, err := search.ParseRequest(&body, request, true)
 	if err != nil {
 		return nil, b.s.mcpError(ctx, "search", err)
 	}
@@ -34,7 +35,7 @@ func (b mcpBackend) Search(ctx context.Context, request []byte) (json.RawMessage
 	if err != nil {
 		return nil, b.s.mcpError(ctx, "search", err)
 	}
-	return encodeSearch(ans), nil
+	return ans.Encode(), nil
 }
 
 // Agent implements mcpserver.Backend: GET /agents/{identifier}.
@@ -52,7 +53,7 @@ func (b mcpBackend) Agent(ctx context.Context, identifier string) (json.RawMessa
 // Explore implements mcpserver.Backend: POST /explore.
 func (b mcpBackend) Explore(ctx context.Context, request []byte) (json.RawMessage, error) {
 	var body exploreBody
-	if err := unmarshalBody(request, &body); err != nil {
+	if err := search.DecodeJSON(request, &body); err != nil {
 		return nil, b.s.mcpError(ctx, "explore", err)
 	}
 	out, err := b.s.explore(ctx, &body, request)

@@ -1,9 +1,7 @@
 package searchapi
 
 import (
-	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -189,25 +187,4 @@ func scores(rs []searchResult) []int {
 		out[i] = r.Score
 	}
 	return out
-}
-
-// TestSmallTalkSimilarity: the small-talk phrases are embedded with the
-// first query vector; a request without topic words lies on their axis
-// (topicEmbedder), a topical one far from it; no vector, no similarity.
-func TestSmallTalkSimilarity(t *testing.T) {
-	f := newRecordFixture(t, rankingRecords(), &topicEmbedder{}, nil)
-	if got := f.srv.smallTalk(topicVector("hello")); got != 0 {
-		t.Errorf("before any query vector: %.3f, want 0", got)
-	}
-	ctx := context.Background()
-	chat := f.srv.queryVector(ctx, "hello, nice to meet you")
-	if got := f.srv.smallTalk(chat); math.Abs(got-1) > 1e-6 {
-		t.Errorf("small talk: %.3f, want 1", got)
-	}
-	if got := f.srv.smallTalk(f.srv.queryVector(ctx, "will it rain tomorrow")); got > 0.1 {
-		t.Errorf("a topical request: %.3f, want near 0", got)
-	}
-	if got := f.srv.smallTalk(nil); got != 0 {
-		t.Errorf("no query vector: %.3f", got)
-	}
 }

@@ -1,10 +1,10 @@
 package searchapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"slices"
+
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 func mustJSON(v any) json.RawMessage {
@@ -15,103 +15,9 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// writeSearch writes POST /search's answer (encodeSearch).
-func writeSearch(w http.ResponseWriter, ans *searchAnswer) {
+// writeSearch writes POST /search's answer (search.Answer.Encode).
+func writeSearch(w http.ResponseWriter, ans *search.Answer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(encodeSearch(ans))
-}
-
-// encodeSearch encodes POST /search's answer: {"results", "referrals",
-// "upstreams" (federating modes only), "pageToken", "reason" (why results
-// is empty, when the cut-off emptied it)}. Entries are written key
-// by key (sorted, as encoding/json would) from their raw JSON values, which
-// come from Meilisearch or from json.Marshal: re-encoding them through
-// encoding/json would validate and compact every byte again, a cost the
-// latency budget of the endpoint cannot carry. Values of upstream entries
-// are checked with json.Valid first and dropped when invalid.
-func encodeSearch(ans *searchAnswer) []byte {
-	buf := bytes.NewBuffer(make([]byte, 0, 1024+len(ans.Hits)*1024))
-	buf.WriteString(`{"results":[`)
-	n := 0
-	keys := make([]string, 0, 32)
-	for _, h := range ans.Hits {
-		if h.Entry == nil {
-			continue
-		}
-		if n > 0 {
-			buf.WriteByte(',')
-		}
-		n++
-		keys = keys[:0]
-		for k := range h.Entry {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		buf.WriteByte('{')
-		first := true
-		for _, k := range keys {
-			v := h.Entry[k]
-			if len(v) == 0 || (!h.Local && !json.Valid(v)) {
-				continue
-			}
-			if !first {
-				buf.WriteByte(',')
-			}
-			first = false
-			writeJSONString(buf, k)
-			buf.WriteByte(':')
-			buf.Write(v)
-		}
-		buf.WriteByte('}')
-	}
-	buf.WriteString(`],"referrals":`)
-	writeMarshal(buf, ans.Referrals, "[]")
-	if ans.Federated {
-		buf.WriteString(`,"upstreams":`)
-		writeMarshal(buf, ans.Upstreams, "[]")
-	}
-	if ans.PageToken != "" {
-		buf.WriteString(`,"pageToken":`)
-		writeJSONString(buf, ans.PageToken)
-	}
-	if ans.Reason != "" {
-		buf.WriteString(`,"reason":`)
-		writeJSONString(buf, ans.Reason)
-	}
-	buf.WriteString("}\n")
-	return buf.Bytes()
-}
-
-// writeMarshal writes v as JSON, or empty when v is a nil slice or fails.
-func writeMarshal[T any](buf *bytes.Buffer, v []T, empty string) {
-	if len(v) == 0 {
-		buf.WriteString(empty)
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		buf.WriteString(empty)
-		return
-	}
-	buf.Write(b)
-}
-
-// writeJSONString writes s as a JSON string.
-func writeJSONString(buf *bytes.Buffer, s string) {
-	simple := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
-			simple = false
-			break
-		}
-	}
-	if simple {
-		buf.WriteByte('"')
-		buf.WriteString(s)
-		buf.WriteByte('"')
-		return
-	}
-	b, _ := json.Marshal(s)
-	buf.Write(b)
+	_, _ = w.Write(ans.Encode())
 }

@@ -1,19 +1,20 @@
 // Package searchapi is the HTTP face of the registry (Agent Finder §7): POST
-// /search, GET /agents, GET /agents/{identifier}, POST /explore, this
-// registry's own /.well-known/ai-catalog.json, health, readiness, the
-// OpenAPI document and the search site for people (site.go; its templates
-// and assets are in searchapi/web). It validates requests, translates them into Meilisearch
-// queries (filters are built from quoted values, never from pasted user
-// text), signs page tokens, explains scores and maps every error to the xu
-// error model. It reads the index through the small Meili interface and calls
-// federation for the auto and referrals modes. It must not import ingest or
-// crawler: it only reads the index schema in normalize.
+// /search, GET /agents, GET /agents/{identifier}, POST /explore, the xu,
+// HAIDIP, ADP and MCP bindings, this registry's own
+// /.well-known/ai-catalog.json, health, readiness, the OpenAPI document and
+// the search site for people (site.go; its templates and assets are in
+// searchapi/web). It owns routing and the middleware around every route
+// (correlation ids, auth, rate limits, CORS, body limits, metrics) and maps
+// every error to the xu error model; the search itself (request model,
+// ranking, evidence, cut-off, federation merge, page tokens) is
+// searchapi/search's Engine, the only reader of Meilisearch, and filter
+// text is written by searchapi/filter. It must not import ingest or
+// crawler.
 package searchapi
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,28 +26,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meilisearch/meilisearch-go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfinder/agentfinder/federation"
-	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 )
-
-// Meili is the part of a meilisearch-go client the server uses; the client
-// from ingest/meili.New satisfies it.
-type Meili interface {
-	Index(uid string) meilisearch.IndexManager
-	HealthWithContext(ctx context.Context) (*meilisearch.Health, error)
-	MultiSearchWithContext(ctx context.Context, queries *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error)
-}
-
-// Embedder turns texts into vectors for hybrid search. It must be
-// safe for concurrent use.
-type Embedder interface {
-	Dimensions() int
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-}
 
 // Supervisor reports on a child process the service keeps alive (the
 // managed Meilisearch; ingest/meili.Managed satisfies it).
@@ -72,12 +57,12 @@ type Config struct {
 	// domain name, else DefaultRegistryDomain (an IP address or a one-label
 	// name such as localhost is no publisher domain).
 	RegistryDomain string
-	// Meili reads the index.
-	Meili Meili
+	// Meili reads the index (the engine's only door to Meilisearch).
+	Meili search.Meili
 	// Federation answers the auto and referrals modes; nil answers locally.
 	Federation federation.Searcher
 	// Embedder enables hybrid search; nil means keyword only.
-	Embedder Embedder
+	Embedder search.Embedder
 	// QueryRewriter rewrites the search text for the keyword side (query
 	// understanding: searchapi/query.Rewrite): POST /search
 	// searches the informative terms of its output one by one, /explore
@@ -149,28 +134,21 @@ type Config struct {
 // Server serves the Agent Finder API over one index. Create it with New; it
 // is safe for concurrent use and holds no global state.
 type Server struct {
-	cfg        Config
-	log        *slog.Logger
-	index      meilisearch.IndexManager
-	tokens     pageTokens
-	now        func() time.Time
-	sem        chan struct{}
-	publicURL  string          // without trailing slash
-	sourceJSON json.RawMessage // publicURL as a JSON string
-	viaName    string          // our name in Via headers: host[:port] of PublicURL
-	urn        string
-	domain     string // publisher domain of urn
-	// keywordWeight is the keyword share of the fused score (> 0).
-	keywordWeight float64
-	// minScore is the default cut-off: 0 the model's, -1 none.
-	minScore  int
+	cfg       Config
+	log       *slog.Logger
+	engine    *search.Engine
+	now       func() time.Time
+	sem       chan struct{}
+	publicURL string // without trailing slash
+	viaName   string // our name in Via headers: host[:port] of PublicURL
+	urn       string
+	domain    string // publisher domain of urn
 	mux       *Mux
 	metrics   *metrics       // nil: no metrics
 	limiter   *clientLimiter // nil: no rate limit
 	who       clientNamer
 	perClient *inFlight
 	site      *web.Renderer
-	talk      smallTalkVectors
 
 	mu      sync.Mutex
 	details map[string]string
@@ -188,8 +166,6 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
 		log:       logger.With("component", "searchapi"),
-		index:     cfg.Meili.Index(cfg.Index),
-		tokens:    pageTokens{key: cfg.PageTokenKey},
 		now:       cfg.Now,
 		sem:       make(chan struct{}, cfg.MaxConcurrent),
 		publicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
@@ -198,23 +174,23 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		urn:       "urn:ai:" + domain + ":registry:" + urnPart(cfg.RegistryName),
 		details:   readyDetails(cfg),
 	}
-	s.sourceJSON = mustJSON(s.publicURL)
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.limiter, err = newClientLimiter(cfg.RateLimit, time.Now); err != nil {
 		return nil, err
 	}
-	s.minScore = max(-1, min(cfg.MinScore, 100))
 	s.who = clientNamer{trusted: cfg.RateLimit.TrustedProxies}
 	s.perClient = &inFlight{max: cfg.MaxPerClient, n: map[netip.Addr]int{}}
-	s.keywordWeight = query.DefaultKeywordWeight
-	if r := cfg.SemanticRatio; r > 0 && r <= 1 {
-		// hybrid.Request reads a zero weight as its default: a ratio of 1
-		// (semantic only) keeps keywords as the tie-breaker.
-		s.keywordWeight = max(1-r, 1e-9)
-	}
 	if s.metrics, err = newMetrics(cfg.Metrics, cfg.Embedder != nil); err != nil {
+		return nil, err
+	}
+	if s.engine, err = search.New(search.Config{
+		Index: cfg.Index, Meili: cfg.Meili, PublicURL: s.publicURL, Via: s.viaName,
+		Federation: cfg.Federation, Embedder: cfg.Embedder, QueryRewriter: cfg.QueryRewriter,
+		SemanticRatio: cfg.SemanticRatio, MinScore: cfg.MinScore, PageTokenKey: cfg.PageTokenKey, Now: s.now,
+		Observe: s.metrics.observeSearch, CorrelationID: correlationID,
+	}, s.log); err != nil {
 		return nil, err
 	}
 	if s.site, err = web.New(); err != nil {
@@ -546,7 +522,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		resp.Details["managedMeilisearch"], _ = s.cfg.Supervisor.Health()
 	}
 	status := http.StatusOK
-	if h, err := s.cfg.Meili.HealthWithContext(ctx); err != nil || h == nil || h.Status != "available" {
+	if !s.engine.Healthy(ctx) {
 		resp.Status, resp.Meilisearch, status = "unavailable", "unreachable", http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, resp)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
@@ -114,7 +115,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) error {
 		// The federation answered pages 1..n in one: show the last.
 		first := (sq.page - 1) * sitePageSize
 		hits = hits[min(first, len(hits)):]
-		more = more && (sq.page+1)*sitePageSize <= maxPageSize
+		more = more && (sq.page+1)*sitePageSize <= search.MaxPageSize
 	}
 	v := s.resultsView(sq, vals, hits, ans)
 	if more {
@@ -126,32 +127,32 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) error {
 // pageOf points q at page n (1-based). Searches answered from the index
 // alone continue at an offset (a page token of ours); federated ones ask
 // for the first n pages at once, since upstream continuations cannot be
-// made up, which bounds them to maxPageSize results.
-func (s *Server) pageOf(q *searchQuery, n int, federated bool) error {
+// made up, which bounds them to search.MaxPageSize results.
+func (s *Server) pageOf(q *search.Query, n int, federated bool) error {
 	offset := (n - 1) * sitePageSize
 	switch {
 	case n == 1:
 	case federated:
-		if n*sitePageSize > maxPageSize {
-			return invalid("a search that asks other registries shows at most %d pages", maxPageSize/sitePageSize)
+		if n*sitePageSize > search.MaxPageSize {
+			return invalid("a search that asks other registries shows at most %d pages", search.MaxPageSize/sitePageSize)
 		}
 		q.PageSize = n * sitePageSize
 	default:
-		if offset >= maxSearchOffset {
-			return invalid("page must be at most %d", maxSearchOffset/sitePageSize)
+		if offset >= search.MaxOffset {
+			return invalid("page must be at most %d", search.MaxOffset/sitePageSize)
 		}
-		q.PageToken = s.tokens.encode(q.normalized("search"), offset)
+		q.PageToken = s.engine.PageToken(q, offset)
 	}
 	return nil
 }
 
 // resultsView builds the results page.
-func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit, ans *searchAnswer) web.SearchView {
+func (s *Server) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit, ans *search.Answer) web.SearchView {
 	now := s.now()
 	qterms := normalize.Terms(sq.text)
 	match := func(word string) bool {
 		for _, t := range qterms {
-			if wordMatch(word, t) {
+			if search.WordMatch(word, t) {
 				return true
 			}
 		}
@@ -297,19 +298,12 @@ type indexStatsResult struct {
 // indexStats counts the live entries, their publishers and their types in
 // one keyword request.
 func (s *Server) indexStats(ctx context.Context) (indexStatsResult, error) {
-	zero := int64(0)
-	req := s.exploreSearch(&searchQuery{access: accessOf(ctx)}, []string{normalize.FieldPublisher, normalize.FieldType})
-	req.HitsPerPage = &zero
-	resp, err := s.rawSearch(ctx, req)
-	if err != nil {
-		return indexStatsResult{}, err
-	}
-	dist, err := decodeFacets(resp.FacetDistribution)
+	total, dist, err := s.exploreCounts(ctx, &search.Query{}, []string{normalize.FieldPublisher, normalize.FieldType})
 	if err != nil {
 		return indexStatsResult{}, err
 	}
 	return indexStatsResult{
-		entries:    resp.TotalHits,
+		entries:    total,
 		publishers: len(dist[normalize.FieldPublisher]),
 		types:      sortedCounts(dist[normalize.FieldType], nil, 0),
 	}, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // siteCrawl is what the site fixture's about page is told about crawling.
@@ -393,7 +394,7 @@ func TestSitePages(t *testing.T) {
 			"/?q=x&page=0",
 			"/?q=x&page=two",
 			"/?q=x&verified=maybe",
-			"/?q=" + strings.Repeat("a", maxTextRunes+1),
+			"/?q=" + strings.Repeat("a", search.MaxTextRunes+1),
 		} {
 			p := f.get(t, path)
 			if p.status != http.StatusBadRequest || !strings.Contains(p.body, "That search could not be run") {

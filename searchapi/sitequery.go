@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
@@ -83,9 +84,9 @@ func nonEmpty(vals []string) []string {
 // searchQuery translates the page's state into the POST /search request
 // it stands for (with evidence, for the matched example) and validates it
 // with the same parser.
-func (sq *siteQuery) searchQuery() (*searchQuery, error) {
+func (sq *siteQuery) searchQuery() (*search.Query, error) {
 	text := sq.text
-	qb := queryBody{
+	qb := search.QueryBody{
 		Text: &text, Type: sq.types, Publisher: sq.publishers, Compliance: sq.compliance,
 		RequiredTags: sq.tags, IncludeEvidence: true,
 	}
@@ -105,7 +106,7 @@ func (sq *siteQuery) searchQuery() (*searchQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseSearch(&searchBody{Query: raw, PageSize: json.RawMessage(strconv.Itoa(sitePageSize))}, nil, true)
+	return search.ParseRequest(&search.Request{Query: raw, PageSize: json.RawMessage(strconv.Itoa(sitePageSize))}, nil, true)
 }
 
 // page0 is the layout's part of every search page.
@@ -172,18 +173,6 @@ func (sq *siteQuery) toggles() []siteToggle {
 		{"signed", "Signed by the publisher", sq.signed, normalize.FieldTrustLevel, normalize.TrustSigned},
 		{"live", "Endpoint up at the last check", sq.live, normalize.FieldHealthStatus, normalize.HealthUp},
 	}
-}
-
-// decodeFacets reads a Meilisearch facetDistribution.
-func decodeFacets(raw json.RawMessage) (map[string]map[string]int, error) {
-	dist := map[string]map[string]int{}
-	if len(raw) == 0 {
-		return dist, nil
-	}
-	if err := json.Unmarshal(raw, &dist); err != nil {
-		return nil, err
-	}
-	return dist, nil
 }
 
 // facetCount is one value of a facet and how many entries have it.

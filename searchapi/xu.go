@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // POST /discover is the Efficient Agent Discovery Profile binding
@@ -103,33 +104,33 @@ func xuError(ae *APIError, cid string) any {
 
 // xuConstraints are the constraints this registry applies, each setting a
 // freshness bound of the query.
-var xuConstraints = map[string]func(q *searchQuery, d time.Duration){
-	"max_results_age_seconds":  func(q *searchQuery, d time.Duration) { q.MaxIndexAge = d },
-	"max_metadata_age_seconds": func(q *searchQuery, d time.Duration) { q.MaxMetadataAge = d },
+var xuConstraints = map[string]func(q *search.Query, d time.Duration){
+	"max_results_age_seconds":  func(q *search.Query, d time.Duration) { q.MaxIndexAge = d },
+	"max_metadata_age_seconds": func(q *search.Query, d time.Duration) { q.MaxMetadataAge = d },
 }
 
 // xuFlags are the boolean constraints this registry applies: signed_only
 // and live_only, POST /search's signedOnly and liveOnly.
-var xuFlags = map[string]func(q *searchQuery) error{
-	"signed_only": func(q *searchQuery) error { return q.addOptions(true, false) },
-	"live_only":   func(q *searchQuery) error { return q.addOptions(false, true) },
+var xuFlags = map[string]func(q *search.Query) error{
+	"signed_only": func(q *search.Query) error { return q.AddOptions(true, false) },
+	"live_only":   func(q *search.Query) error { return q.AddOptions(false, true) },
 }
 
 // xuQuery translates a Discovery Request into the shared query. Constraints
 // it cannot apply are returned, not refused (§5.1, §13.3).
-func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupportedFilters []string, err error) {
+func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupportedFilters []string, err error) {
 	if req.Query == nil || strings.TrimSpace(*req.Query) == "" {
 		return nil, nil, nil, invalid("query is required and must not be empty")
 	}
-	q = &searchQuery{Evidence: req.IncludeEvidence}
-	if q.Text, err = parseText(req.Query, true); err != nil {
+	q = &search.Query{Evidence: req.IncludeEvidence}
+	if q.Text, err = search.ParseText(req.Query, true); err != nil {
 		return nil, nil, nil, err
 	}
-	if q.Mode, err = parseFederation(nil, req.Federation); err != nil {
+	if q.Mode, err = search.ParseFederation(nil, req.Federation); err != nil {
 		return nil, nil, nil, err
 	}
-	if q.PageSize, err = parsePageSize(nil, req.Limit); err != nil {
-		return nil, nil, nil, invalid("limit must be an integer from 1 to %d", maxPageSize)
+	if q.PageSize, err = search.ParsePageSize(nil, req.Limit); err != nil {
+		return nil, nil, nil, invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
 	}
 	switch req.Detail {
 	case "", "summary", "minimal", "full":
@@ -146,14 +147,14 @@ func xuQuery(req *xuRequest) (q *searchQuery, applied map[string]any, unsupporte
 		{"protocols", "protocols", req.Protocols},
 	} {
 		n := len(q.Groups)
-		if err := q.addGroup(f.key, f.vals); err != nil {
+		if err := q.AddFilter(f.key, f.vals); err != nil {
 			return nil, nil, nil, err
 		}
 		if len(q.Groups) > n {
 			applied[f.name] = q.Groups[n].Vals
 		}
 	}
-	q.setPreferredTags(req.PreferredTags)
+	q.SetPreferredTags(req.PreferredTags)
 	appliedConstraints := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(req.Constraints)) {
 		if flag, ok := xuFlags[k]; ok {
@@ -245,7 +246,7 @@ func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandida
 	e := h.Entry
 	c := xuCandidate{
 		ID:     h.Identifier,
-		Score:  round3(h.Score / 100),
+		Score:  search.Round3(h.Score / 100),
 		Status: entryString(e, "status"),
 	}
 	if c.Status == "" {
@@ -304,7 +305,7 @@ func xuBindings(e map[string]json.RawMessage, detail string) (out []xuBinding, r
 // addEvidence fills the candidate's evidence from the entry's (raw), every
 // member present even when empty.
 func (c *xuCandidate) addEvidence(raw json.RawMessage) {
-	var ev evidence
+	var ev search.Evidence
 	if json.Unmarshal(raw, &ev) == nil {
 		c.ScoreComponents = ev.ScoreComponents
 		c.MatchedTags = ev.MatchedTags

@@ -11,6 +11,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/scheduler"
 	"github.com/agentfinder/agentfinder/searchapi"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // seedCrawler adapts the crawler to the scheduler: one seed per crawl, the
@@ -61,7 +62,7 @@ var (
 	_ scheduler.Crawler    = (*seedCrawler)(nil)
 	_ scheduler.Persister  = crawlerState{}
 	_ ingest.Embedder      = (*embed.Model)(nil)
-	_ searchapi.Embedder   = (*embed.Model)(nil)
+	_ search.Embedder      = (*embed.Model)(nil)
 	_ searchapi.Supervisor = (*meili.Managed)(nil)
 	_ federation.Searcher  = (*federation.Federator)(nil)
 )

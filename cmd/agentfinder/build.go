@@ -19,6 +19,7 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // newMetricsRegistry is serve's own Prometheus registry (never the global
@@ -198,7 +199,7 @@ func (s *server) crawlInfo() searchapi.CrawlInfo {
 }
 
 // newSearchAPI builds the search API over the index.
-func newSearchAPI(s *server, client searchapi.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
+func newSearchAPI(s *server, client search.Meili, embedder *embed.Model, tokenKey []byte) (*searchapi.Server, error) {
 	proxies, err := parseCIDRs("trusted-proxy", s.opts.trustedProxies)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"github.com/agentfinder/agentfinder/fixtures/relevance"
 )
 
-// The fit: TestFit reads the dump searchapi's TestRelevanceDump writes (the
+// The fit: TestFit reads the dump searchapi/search's TestRelevanceDump writes (the
 // relevance set's requests as the ranking saw them), cross-validates the
 // logistic model by request over k folds, fits it on every request and
 // prints the coefficients to paste into defaultModel, with the figures
@@ -21,7 +21,7 @@ import (
 // dump:
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
-//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi
+//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
 //	AGENTFINDER_SCORE_DUMP=/tmp/rel.json go test -count=1 -run TestFit -v ./searchapi/score
 
 type fitDump struct {

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"cmp"
@@ -129,7 +129,7 @@ func jsonStrings(raw json.RawMessage) []string {
 
 // cutoff is the minimum score q's results must reach: the request's,
 // else the server's, else the scoring model's (rel nil: keyword only).
-func (s *Server) cutoff(q *searchQuery, rel *relevance) int {
+func (s *Engine) cutoff(q *Query, rel *relevance) int {
 	switch {
 	case q.MinScore != nil:
 		return *q.MinScore
@@ -145,7 +145,7 @@ func (s *Server) cutoff(q *searchQuery, rel *relevance) int {
 
 // emptyReason is the reason an answer gives for an empty first page: the
 // cut-off left out every result. "" otherwise.
-func (s *Server) emptyReason(q *searchQuery, hits []federation.Hit, lp localPage) string {
+func (s *Engine) emptyReason(q *Query, hits []federation.Hit, lp localPage) string {
 	if len(hits) > 0 || q.PageToken != "" {
 		return ""
 	}
@@ -169,7 +169,7 @@ func noMatchReason(best, cut int) string {
 // the best upstream match. Results below the cut-off are left out, the rest
 // sorted by score (stable: ties keep the federated order). best is the
 // highest score before the cut (-1: no result).
-func (s *Server) rescoreFederated(ctx context.Context, rel *relevance, hits []federation.Hit, cut int) (out []federation.Hit, best int) {
+func (s *Engine) rescoreFederated(ctx context.Context, rel *relevance, hits []federation.Hit, cut int) (out []federation.Hit, best int) {
 	upstream := s.upstreamCandidates(ctx, rel, hits)
 	pool := append(slices.Clip(rel.pool), upstream...)
 	rk := rel.model.Rank(&rel.req, pool)
@@ -209,7 +209,7 @@ func (s *Server) rescoreFederated(ctx context.Context, rel *relevance, hits []fe
 // upstreamCandidates describes the other registries' results of hits, in
 // order, with the similarity of their entry texts' vectors to the query
 // vector (0 keyword only, or when embedding fails).
-func (s *Server) upstreamCandidates(ctx context.Context, rel *relevance, hits []federation.Hit) []score.Candidate {
+func (s *Engine) upstreamCandidates(ctx context.Context, rel *relevance, hits []federation.Hit) []score.Candidate {
 	var texts []string
 	var out []score.Candidate
 	for _, h := range hits {
@@ -224,7 +224,7 @@ func (s *Server) upstreamCandidates(ctx context.Context, rel *relevance, hits []
 	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
 	if err != nil || len(vecs) != len(texts) {
 		if ctx.Err() == nil {
-			s.log.Warn("embedding upstream results failed; scored by words only", "correlationId", correlationID(ctx), "err", err)
+			s.log.Warn("embedding upstream results failed; scored by words only", "correlationId", s.correlationID(ctx), "err", err)
 		}
 		return out
 	}

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"bytes"
@@ -19,10 +19,10 @@ import (
 )
 
 // filter returns the Meilisearch filter of the query's hard constraints.
-func (s *Server) filter(q *searchQuery) filter.Expr {
+func (s *Engine) filter(q *Query) filter.Expr {
 	parts := make([]filter.Expr, 0, len(q.Groups)+2)
 	for _, g := range q.Groups {
-		parts = append(parts, g.expr())
+		parts = append(parts, g.Expr())
 	}
 	if q.VerifiedOnly {
 		parts = append(parts, filter.Is(normalize.FieldPublisherVerified, true))
@@ -36,7 +36,7 @@ func (s *Server) filter(q *searchQuery) filter.Expr {
 	if q.MaxMetadataAge > 0 {
 		parts = append(parts, filter.Since(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
 	}
-	parts = append(parts, filter.Access(q.access))
+	parts = append(parts, filter.Access(q.Access))
 	return filter.And(parts...)
 }
 
@@ -63,7 +63,7 @@ const matchingStrategy = meilisearch.Frequency
 // exploreSearch is /explore's one keyword Meilisearch request over the
 // rewritten text: no hits, an exact total and the distribution of facets.
 // POST /search ranks with the fused search of localSearch instead.
-func (s *Server) exploreSearch(q *searchQuery, facets []string) *meilisearch.SearchRequest {
+func (s *Engine) exploreSearch(q *Query, facets []string) *meilisearch.SearchRequest {
 	text := q.Text
 	if s.cfg.QueryRewriter != nil {
 		if t := s.cfg.QueryRewriter(text); strings.TrimSpace(t) != "" {
@@ -93,7 +93,7 @@ type meiliSearchResponse struct {
 }
 
 // rawSearch runs req and decodes the answer.
-func (s *Server) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) (*meiliSearchResponse, error) {
+func (s *Engine) rawSearch(ctx context.Context, req *meilisearch.SearchRequest) (*meiliSearchResponse, error) {
 	raw, err := s.index.SearchRawWithContext(ctx, req.Query, req)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ const preferredWeight = 1.5
 // the informative terms of the rewritten request (query.Analyze), or, with
 // no rewriter or when none is left, the request's distinct words; at most
 // query.MaxTerms.
-func (s *Server) searchTerms(text string) []string {
+func (s *Engine) searchTerms(text string) []string {
 	if s.cfg.QueryRewriter != nil {
 		if t := query.Analyze(s.cfg.QueryRewriter(text)).SearchTerms(); len(t) > 0 {
 			return t
@@ -134,7 +134,7 @@ func (s *Server) searchTerms(text string) []string {
 // the first request embeds the small-talk phrases in the same call
 // (Server.smallTalk). It returns nil without an embedder or when embedding
 // fails (keyword only).
-func (s *Server) queryVector(ctx context.Context, text string) []float32 {
+func (s *Engine) queryVector(ctx context.Context, text string) []float32 {
 	if s.cfg.Embedder == nil || strings.TrimSpace(text) == "" {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (s *Server) queryVector(ctx context.Context, text string) []float32 {
 		}
 		return vecs[0]
 	case ctx.Err() == nil:
-		s.log.Warn("query embedding failed; keyword search only", "correlationId", correlationID(ctx), "err", err)
+		s.log.Warn("query embedding failed; keyword search only", "correlationId", s.correlationID(ctx), "err", err)
 	}
 	return nil
 }
@@ -159,7 +159,7 @@ func (s *Server) queryVector(ctx context.Context, text string) []float32 {
 // newPlan prepares the fused search of q: its terms, its filter (applied
 // to every sub-query), its preferred tags and its vector (nil: keyword only,
 // never a semanticRatio of 0, which the Go client drops).
-func (s *Server) newPlan(q *searchQuery, vec []float32) hybrid.Request {
+func (s *Engine) newPlan(q *Query, vec []float32) hybrid.Request {
 	r := hybrid.Request{
 		Index:         s.cfg.Index,
 		Text:          q.Text,
@@ -195,14 +195,14 @@ type rankedResult struct {
 }
 
 // ranked returns at least the first n results of p's ranking when there
-// are as many (n <= maxSearchOffset+1). The ranking is two tiers, each
+// are as many (n <= MaxOffset+1). The ranking is two tiers, each
 // fused deterministically: every result of the fusion of shallowDepth hits
-// per sub-query, then the results of the fusion of maxSearchOffset+1 hits
+// per sub-query, then the results of the fusion of MaxOffset+1 hits
 // per sub-query not already listed. Every page slices the same sequence,
 // so pages neither repeat nor skip results while the index does not
 // change; the deep tier is fetched only by pages that reach past the
 // first.
-func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
+func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
@@ -213,7 +213,7 @@ func (s *Server) ranked(ctx context.Context, r hybrid.Request, n int) (rankedRes
 	if len(first.Hits) >= n {
 		return res, nil
 	}
-	r.Limit = maxSearchOffset + 1
+	r.Limit = MaxOffset + 1
 	deep, err := hybrid.Search(ctx, s.cfg.Meili, r)
 	if err != nil {
 		return rankedResult{}, err
@@ -259,11 +259,11 @@ type localPage struct {
 // poolSize results of the fused ranking are re-ordered and scored by the
 // relevance model; later ones keep the fused order. Results scoring below
 // the request's cut-off are left out.
-func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) (localPage, error) {
+func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPage, error) {
 	out := localPage{Best: -1}
 	limit := q.PageSize
-	if offset+limit > maxSearchOffset {
-		limit = maxSearchOffset - offset
+	if offset+limit > MaxOffset {
+		limit = MaxOffset - offset
 	}
 	if limit <= 0 {
 		return out, nil
@@ -330,10 +330,10 @@ func (s *Server) localSearch(ctx context.Context, q *searchQuery, offset int) (l
 // the same round trip, when q.Facets names fields, their values counted
 // over the best of the first tier of candidates (what the search found,
 // whichever page is shown) into out.Facets.
-func (s *Server) fetchPage(ctx context.Context, q *searchQuery, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
+func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
 	var also []*meilisearch.SearchRequest
 	if len(q.Facets) > 0 && len(tier) > 0 {
-		also = append(also, s.candidateFacets(tier, q.Facets, q.access))
+		also = append(also, s.candidateFacets(tier, q.Facets, q.Access))
 	}
 	attrs := searchAttributes
 	if q.Evidence {
@@ -366,7 +366,7 @@ const facetCandidates = 100
 // candidateFacets is the request that counts the values of fields over
 // the best facetCandidates candidates (at least one; filtered to their
 // identifiers, no hits).
-func (s *Server) candidateFacets(candidates []query.Scored, fields []string, access []string) *meilisearch.SearchRequest {
+func (s *Engine) candidateFacets(candidates []query.Scored, fields []string, access []string) *meilisearch.SearchRequest {
 	candidates = candidates[:min(len(candidates), facetCandidates)]
 	ids := make([]string, len(candidates))
 	for i, c := range candidates {
@@ -378,10 +378,10 @@ func (s *Server) candidateFacets(candidates []query.Scored, fields []string, acc
 
 // facetCounts decodes the counts candidateFacets asked for. A bad answer is
 // logged and counts nothing: the results do not depend on it.
-func (s *Server) facetCounts(ctx context.Context, raw json.RawMessage) map[string]map[string]int {
+func (s *Engine) facetCounts(ctx context.Context, raw json.RawMessage) map[string]map[string]int {
 	dist, err := decodeFacets(raw)
 	if err != nil {
-		s.log.Warn("facet counts unreadable", "correlationId", correlationID(ctx), "err", err)
+		s.log.Warn("facet counts unreadable", "correlationId", s.correlationID(ctx), "err", err)
 		return nil
 	}
 	return dist
@@ -390,7 +390,7 @@ func (s *Server) facetCounts(ctx context.Context, raw json.RawMessage) map[strin
 // mayPass reports whether a result at or after position from of the
 // sequence can reach the cut-off: known for the pool, bounded by the
 // pool's lowest score past it.
-func (s *Server) mayPass(rel *relevance, from, nPool, cut int) bool {
+func (s *Engine) mayPass(rel *relevance, from, nPool, cut int) bool {
 	for i := from; i < nPool; i++ {
 		if score.Percent(rel.rk.Scores[rel.rk.Order[i]]) >= cut {
 			return true
@@ -401,7 +401,7 @@ func (s *Server) mayPass(rel *relevance, from, nPool, cut int) bool {
 
 // toHit turns a fetched document, its fused components and its score
 // (0..100) into a result entry.
-func (s *Server) toHit(h meiliHit, q *searchQuery, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool) federation.Hit {
+func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool) federation.Hit {
 	fillTrustHealth(h)
 	if q.Evidence {
 		examples := h["examples"]

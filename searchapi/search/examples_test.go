@@ -1,9 +1,9 @@
-package searchapi
+package search
 
 import "testing"
 
 func TestUniqueExamples(t *testing.T) {
-	in := []matchedExample{
+	in := []MatchedExample{
 		{Text: "book me a flight to Tokyo", Kind: "representativeQuery", Score: 0.9},
 		{Text: "Book me a  flight to Tokyo", Kind: "example", Score: 0.9},
 		{Text: "find a hotel", Kind: "example", Score: 0.5},

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,23 +17,25 @@ import (
 )
 
 const (
-	maxBodyBytes    = 64 << 10
-	maxTextRunes    = 1000
+	// MaxTextRunes is the longest query text, in characters.
+	MaxTextRunes    = 1000
 	defaultPageSize = 10
-	maxPageSize     = 100
+	// MaxPageSize is the most results one page may ask for.
+	MaxPageSize = 100
 )
 
-// stringList accepts a JSON string or an array of strings.
-type stringList []string
+// StringList accepts a JSON string or an array of strings.
+type StringList []string
 
-func (l *stringList) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON reads a string, an array of strings or null.
+func (l *StringList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*l = stringList{s}
+		*l = StringList{s}
 		return nil
 	}
 	if bytes.Equal(b, []byte("null")) {
@@ -49,10 +50,10 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// searchBody is POST /search as clients send it: the Agent Finder v0.4.2
+// Request is POST /search as clients send it: the Agent Finder v0.4.2
 // shape, the ARD v0.9 shape (federation at the root, query.filter) and the
 // xu extensions. Unknown fields are ignored.
-type searchBody struct {
+type Request struct {
 	Query           json.RawMessage `json:"query"`
 	Federation      *string         `json:"federation"`
 	PageSize        json.RawMessage `json:"pageSize"`
@@ -65,21 +66,23 @@ type searchBody struct {
 	MinScore json.RawMessage `json:"minScore"`
 }
 
-type queryBody struct {
+// QueryBody is the query member of a Request: the text, the filters as
+// fields (Agent Finder, xu spellings) or as query.filter (ARD), and options.
+type QueryBody struct {
 	Text            *string                    `json:"text"`
-	Type            stringList                 `json:"type"`
-	Compliance      stringList                 `json:"compliance"`
-	Publisher       stringList                 `json:"publisher"`
+	Type            StringList                 `json:"type"`
+	Compliance      StringList                 `json:"compliance"`
+	Publisher       StringList                 `json:"publisher"`
 	Federation      *string                    `json:"federation"`
 	Filter          map[string]json.RawMessage `json:"filter"`
 	Constraints     map[string]json.RawMessage `json:"constraints"`
-	Tags            stringList                 `json:"tags"`
-	RequiredTags    stringList                 `json:"requiredTags"`
-	ExcludedTags    stringList                 `json:"excludedTags"`
-	PreferredTags   stringList                 `json:"preferredTags"`
-	Skills          stringList                 `json:"skills"`
-	Capabilities    stringList                 `json:"capabilities"`
-	Protocols       stringList                 `json:"protocols"`
+	Tags            StringList                 `json:"tags"`
+	RequiredTags    StringList                 `json:"requiredTags"`
+	ExcludedTags    StringList                 `json:"excludedTags"`
+	PreferredTags   StringList                 `json:"preferredTags"`
+	Skills          StringList                 `json:"skills"`
+	Capabilities    StringList                 `json:"capabilities"`
+	Protocols       StringList                 `json:"protocols"`
 	VerifiedOnly    *bool                      `json:"verifiedOnly"`
 	SignedOnly      *bool                      `json:"signedOnly"`
 	LiveOnly        *bool                      `json:"liveOnly"`
@@ -87,16 +90,16 @@ type queryBody struct {
 	IncludeStale    bool                       `json:"includeStale"`
 
 	// xu (draft-xu-efficient-agent-discovery-profile §5.1) spellings.
-	RequiredTagsXu    stringList `json:"required_tags"`
-	ExcludedTagsXu    stringList `json:"excluded_tags"`
-	PreferredTagsXu   stringList `json:"preferred_tags"`
+	RequiredTagsXu    StringList `json:"required_tags"`
+	ExcludedTagsXu    StringList `json:"excluded_tags"`
+	PreferredTagsXu   StringList `json:"preferred_tags"`
 	IncludeEvidenceXu bool       `json:"include_evidence"`
 }
 
-// searchQuery is a validated search.
-type searchQuery struct {
+// Query is a validated search.
+type Query struct {
 	Text          string
-	Groups        []filterGroup
+	Groups        []Group
 	PreferredTags []string
 	VerifiedOnly  bool
 	IncludeStale  bool
@@ -113,34 +116,22 @@ type searchQuery struct {
 	// searchAttributes (they do not change which results match).
 	Attributes []string
 	// Facets are index fields whose values are counted over the search's
-	// candidates (searchAnswer.Facets); the web page sets them, the API
+	// candidates (Answer.Facets); the web page sets them, the API
 	// does not.
 	Facets []string
 	// MinScore is the request's own cut-off (0..100); nil leaves the
 	// server's.
 	MinScore *int
-	// access are the caller's groups (accessOf), set by the server from the
-	// verified credential, never from the request: every filter of the
-	// query ANDs accessExpr(access).
-	access []string
+	// Access are the caller's groups, set by the door from the verified
+	// credential, never from the request: every filter of the query ANDs
+	// filter.Access(Access), so a caller without groups sees public
+	// records only.
+	Access []string
 }
 
-// decodeBody reads a JSON request body of at most maxBodyBytes into v and
-// returns the raw body.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
-	body, err := readBody(w, r, 0)
-	if err != nil {
-		return nil, err
-	}
-	if err := unmarshalBody(body, v); err != nil {
-		return nil, err
-	}
-	return body, nil
-}
-
-// unmarshalBody decodes a JSON request body into v; what is wrong with it
-// is an invalid_request error.
-func unmarshalBody(body []byte, v any) error {
+// DecodeJSON decodes a JSON request body into v; what is wrong with it is
+// a KindInvalid error.
+func DecodeJSON(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return invalid("request body is empty; want a JSON object")
 	}
@@ -154,26 +145,27 @@ func unmarshalBody(body []byte, v any) error {
 	return nil
 }
 
-// parseSearch validates a search body. requireText is false for /explore.
+// ParseRequest validates a search body (b, decoded from raw). requireText
+// is false for /explore.
 // Each field is read by a helper of its own, in the order the errors are
 // reported.
-func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, error) {
+func ParseRequest(b *Request, raw []byte, requireText bool) (*Query, error) {
 	qb, err := decodeQuery(b.Query, raw, requireText)
 	if err != nil {
 		return nil, err
 	}
-	q := &searchQuery{
+	q := &Query{
 		PageToken:    b.PageToken,
 		Evidence:     b.IncludeEvidence || qb.IncludeEvidence || qb.IncludeEvidenceXu,
 		IncludeStale: b.IncludeStale || qb.IncludeStale,
 	}
-	if q.Text, err = parseText(qb.Text, requireText); err != nil {
+	if q.Text, err = ParseText(qb.Text, requireText); err != nil {
 		return nil, err
 	}
-	if q.Mode, err = parseFederation(b.Federation, qb.Federation); err != nil {
+	if q.Mode, err = ParseFederation(b.Federation, qb.Federation); err != nil {
 		return nil, err
 	}
-	if q.PageSize, err = parsePageSize(b.PageSize, b.Limit); err != nil {
+	if q.PageSize, err = ParsePageSize(b.PageSize, b.Limit); err != nil {
 		return nil, err
 	}
 	if q.MinScore, err = parseMinScore(b.MinScore); err != nil {
@@ -188,7 +180,7 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 	if qb.VerifiedOnly != nil {
 		q.VerifiedOnly = *qb.VerifiedOnly
 	}
-	if err := q.addOptions(qb.SignedOnly != nil && *qb.SignedOnly, qb.LiveOnly != nil && *qb.LiveOnly); err != nil {
+	if err := q.AddOptions(qb.SignedOnly != nil && *qb.SignedOnly, qb.LiveOnly != nil && *qb.LiveOnly); err != nil {
 		return nil, err
 	}
 	for k := range qb.Constraints {
@@ -198,15 +190,15 @@ func parseSearch(b *searchBody, raw []byte, requireText bool) (*searchQuery, err
 	if err != nil {
 		return nil, err
 	}
-	q.setPreferredTags(append(preferred, more...))
+	q.SetPreferredTags(append(preferred, more...))
 	return q, nil
 }
 
 // decodeQuery reads the query member: an object (the Agent Finder and ARD
 // shapes), a string (the xu shape, whose other fields sit at the root of
 // raw) or nothing, which only /explore accepts.
-func decodeQuery(query json.RawMessage, raw []byte, requireText bool) (queryBody, error) {
-	var qb queryBody
+func decodeQuery(query json.RawMessage, raw []byte, requireText bool) (QueryBody, error) {
+	var qb QueryBody
 	switch t := bytes.TrimSpace(query); {
 	case len(t) == 0 || bytes.Equal(t, []byte("null")):
 		if requireText {
@@ -237,9 +229,9 @@ func decodeQuery(query json.RawMessage, raw []byte, requireText bool) (queryBody
 	return qb, nil
 }
 
-// parseText trims and checks query.text: present when required, valid
-// UTF-8, at most maxTextRunes characters.
-func parseText(text *string, requireText bool) (string, error) {
+// ParseText trims and checks query.text: present when required, valid
+// UTF-8, at most MaxTextRunes characters.
+func ParseText(text *string, requireText bool) (string, error) {
 	var t string
 	if text != nil {
 		t = strings.TrimSpace(*text)
@@ -250,15 +242,15 @@ func parseText(text *string, requireText bool) (string, error) {
 	if !utf8.ValidString(t) {
 		return "", invalid("query.text is not valid UTF-8")
 	}
-	if utf8.RuneCountInString(t) > maxTextRunes {
-		return "", invalid("query.text is longer than %d characters", maxTextRunes)
+	if utf8.RuneCountInString(t) > MaxTextRunes {
+		return "", invalid("query.text is longer than %d characters", MaxTextRunes)
 	}
 	return t, nil
 }
 
-// parseFederation reads the federation mode, given at the root (ARD), in
+// ParseFederation reads the federation mode, given at the root (ARD), in
 // the query (Agent Finder) or both when they agree; none given is auto.
-func parseFederation(root, inQuery *string) (federation.Mode, error) {
+func ParseFederation(root, inQuery *string) (federation.Mode, error) {
 	mode := ""
 	if inQuery != nil {
 		mode = *inQuery
@@ -287,9 +279,9 @@ func parseMinScore(raw json.RawMessage) (*int, error) {
 	return &v, nil
 }
 
-// parsePageSize reads pageSize (or its xu spelling limit): an integer from
-// 1 to maxPageSize, defaultPageSize when absent.
-func parsePageSize(pageSize, limit json.RawMessage) (int, error) {
+// ParsePageSize reads pageSize (or its xu spelling limit): an integer from
+// 1 to MaxPageSize, defaultPageSize when absent.
+func ParsePageSize(pageSize, limit json.RawMessage) (int, error) {
 	ps := pageSize
 	if len(bytes.TrimSpace(ps)) == 0 {
 		ps = limit
@@ -299,8 +291,8 @@ func parsePageSize(pageSize, limit json.RawMessage) (int, error) {
 		return defaultPageSize, nil
 	}
 	var f float64
-	if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxPageSize {
-		return 0, invalid("pageSize must be an integer from 1 to %d", maxPageSize)
+	if err := json.Unmarshal(t, &f); err != nil || f != math.Trunc(f) || f < 1 || f > MaxPageSize {
+		return 0, invalid("pageSize must be an integer from 1 to %d", MaxPageSize)
 	}
 	return int(f), nil
 }
@@ -308,9 +300,9 @@ func parsePageSize(pageSize, limit json.RawMessage) (int, error) {
 // maxFilterValues caps the values of one filter.
 const maxFilterValues = 64
 
-// addGroup adds the filter group key with vals; no values (or only empty
+// AddFilter adds the filter group key with vals; no values (or only empty
 // ones) add nothing.
-func (q *searchQuery) addGroup(key string, vals []string) error {
+func (q *Query) AddFilter(key string, vals []string) error {
 	if len(vals) == 0 {
 		return nil
 	}
@@ -331,7 +323,7 @@ func (q *searchQuery) addGroup(key string, vals []string) error {
 }
 
 // addFields adds the filters given as fields of the query object.
-func (q *searchQuery) addFields(qb *queryBody) error {
+func (q *Query) addFields(qb *QueryBody) error {
 	for _, kv := range []struct {
 		key  string
 		vals []string
@@ -340,23 +332,23 @@ func (q *searchQuery) addFields(qb *queryBody) error {
 		{"tags", qb.Tags}, {"requiredTags", qb.RequiredTags}, {"excludedTags", qb.ExcludedTags},
 		{"skills", qb.Skills}, {"capabilities", qb.Capabilities}, {"protocols", qb.Protocols},
 	} {
-		if err := q.addGroup(kv.key, kv.vals); err != nil {
+		if err := q.AddFilter(kv.key, kv.vals); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// addOptions adds the filters signedOnly and liveOnly stand for: trust
+// AddOptions adds the filters signedOnly and liveOnly stand for: trust
 // level signed, health up.
-func (q *searchQuery) addOptions(signed, live bool) error {
+func (q *Query) AddOptions(signed, live bool) error {
 	if signed {
-		if err := q.addGroup("trust.level", signedOnly); err != nil {
+		if err := q.AddFilter("trust.level", signedOnly); err != nil {
 			return err
 		}
 	}
 	if live {
-		return q.addGroup("health", liveOnly)
+		return q.AddFilter("health", liveOnly)
 	}
 	return nil
 }
@@ -365,7 +357,7 @@ func (q *searchQuery) addOptions(signed, live bool) error {
 // verified flags and preferredTags are not filters: the first set
 // VerifiedOnly, the second are returned; signedOnly and liveOnly add the
 // filters they stand for.
-func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (preferred []string, err error) {
+func (q *Query) addFilterObject(filter map[string]json.RawMessage) (preferred []string, err error) {
 	for _, k := range slices.Sorted(maps.Keys(filter)) {
 		raw := filter[k]
 		switch k {
@@ -381,12 +373,12 @@ func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (prefer
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, invalid("query.filter.%s must be a boolean", k)
 			}
-			if err := q.addOptions(v && k == "signedOnly", v && k == "liveOnly"); err != nil {
+			if err := q.AddOptions(v && k == "signedOnly", v && k == "liveOnly"); err != nil {
 				return nil, err
 			}
 			continue
 		case "preferredTags":
-			var l stringList
+			var l StringList
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, invalid("query.filter.%s must be a string or an array of strings", k)
 			}
@@ -396,19 +388,19 @@ func (q *searchQuery) addFilterObject(filter map[string]json.RawMessage) (prefer
 		if _, ok := searchFilters[k]; !ok {
 			return nil, unsupported("filter %q is not supported", k)
 		}
-		var l stringList
+		var l StringList
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return nil, invalid("query.filter.%s must be a string or an array of strings", k)
 		}
-		if err := q.addGroup(k, l); err != nil {
+		if err := q.AddFilter(k, l); err != nil {
 			return nil, err
 		}
 	}
 	return preferred, nil
 }
 
-// setPreferredTags keeps the distinct non-empty tags of tags, trimmed.
-func (q *searchQuery) setPreferredTags(tags []string) {
+// SetPreferredTags keeps the distinct non-empty tags of tags, trimmed.
+func (q *Query) SetPreferredTags(tags []string) {
 	for _, t := range tags {
 		if t = strings.TrimSpace(t); t != "" && !slices.Contains(q.PreferredTags, t) {
 			q.PreferredTags = append(q.PreferredTags, t)
@@ -418,7 +410,7 @@ func (q *searchQuery) setPreferredTags(tags []string) {
 
 // normalized returns the canonical form of everything that decides which
 // results a query has; page tokens are bound to it.
-func (q *searchQuery) normalized(kind string) string {
+func (q *Query) normalized(kind string) string {
 	var b strings.Builder
 	b.WriteString(kind)
 	b.WriteByte(0)
@@ -452,12 +444,12 @@ func (q *searchQuery) normalized(kind string) string {
 	if q.MinScore != nil {
 		fmt.Fprintf(&b, "\x00min=%d", *q.MinScore)
 	}
-	b.WriteString(accessKey(q.access))
+	b.WriteString(accessKey(q.Access))
 	return b.String()
 }
 
 // federationQuery is the query as forwarded upstream.
-func (q *searchQuery) federationQuery() federation.Query {
+func (q *Query) federationQuery() federation.Query {
 	fq := federation.Query{Text: q.Text, PageSize: q.PageSize}
 	var trust, health [][]string
 	for _, g := range q.Groups {

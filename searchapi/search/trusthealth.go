@@ -1,11 +1,10 @@
-package searchapi
+package search
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
-	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -78,7 +77,7 @@ func present(raw json.RawMessage) bool {
 // A record lacks health when no status counts it; which level a record
 // without trust counts as depends on its publisherVerified, which one more
 // count (only when trust is asked for) tells.
-func (s *Server) countAbsent(ctx context.Context, q *searchQuery, fields []string, total int64, dist map[string]map[string]int) error {
+func (s *Engine) countAbsent(ctx context.Context, q *Query, fields []string, total int64, dist map[string]map[string]int) error {
 	for _, f := range []string{normalize.FieldHealthStatus, normalize.FieldTrustLevel} {
 		if slices.Contains(fields, f) && dist[f] == nil {
 			dist[f] = map[string]int{}
@@ -119,41 +118,4 @@ func (s *Server) countAbsent(ctx context.Context, q *searchQuery, fields []strin
 		m[level] += n
 	}
 	return nil
-}
-
-// bindingTrust and bindingHealth are a result's trust and health in the
-// snake_case of the xu, HAIDIP and ADP bindings.
-type bindingTrust struct {
-	Level     string   `json:"level"`
-	Signer    string   `json:"signer,omitempty"`
-	CheckedAt string   `json:"checked_at,omitempty"`
-	Problems  []string `json:"problems,omitempty"` // problem codes
-}
-
-type bindingHealth struct {
-	Status    string `json:"status"`
-	CheckedAt string `json:"checked_at,omitempty"`
-	LatencyMs int64  `json:"latency_ms,omitempty"`
-	Detail    string `json:"detail,omitempty"`
-}
-
-// bindingTrustHealth reads a result's trust and health (every result has
-// them: runSearch fills in those a record lacks).
-func bindingTrustHealth(e map[string]json.RawMessage) (*bindingTrust, *bindingHealth) {
-	var t normalize.Trust
-	var h normalize.Health
-	_ = json.Unmarshal(e["trust"], &t)
-	_ = json.Unmarshal(e["health"], &h)
-	xt := &bindingTrust{Level: t.Level, Signer: t.Signer}
-	if !t.CheckedAt.IsZero() {
-		xt.CheckedAt = t.CheckedAt.UTC().Format(time.RFC3339)
-	}
-	for _, p := range t.Problems {
-		xt.Problems = append(xt.Problems, p.Code)
-	}
-	xh := &bindingHealth{Status: h.Status, LatencyMs: h.LatencyMs, Detail: h.Detail}
-	if !h.CheckedAt.IsZero() {
-		xh.CheckedAt = h.CheckedAt.UTC().Format(time.RFC3339)
-	}
-	return xt, xh
 }

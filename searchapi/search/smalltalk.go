@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"sync"
@@ -28,7 +28,7 @@ func (v *smallTalkVectors) set(vecs [][]float32) {
 // smallTalk is the request's highest cosine similarity with the small-talk
 // phrases (score.Request.SmallTalk): 0 without a query vector or the
 // phrases' vectors.
-func (s *Server) smallTalk(vec []float32) float64 {
+func (s *Engine) smallTalk(vec []float32) float64 {
 	if vec == nil {
 		return 0
 	}

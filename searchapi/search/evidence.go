@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"encoding/json"
@@ -13,27 +13,31 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
-// evidence explains one result (xu §8).
-type evidence struct {
+// Evidence explains one result (xu §8).
+type Evidence struct {
 	MatchedTags     []string           `json:"matchedTags"`
-	MatchedExamples []matchedExample   `json:"matchedExamples"`
+	MatchedExamples []MatchedExample   `json:"matchedExamples"`
 	MatchedTerms    []string           `json:"matchedTerms"`
 	ScoreComponents map[string]float64 `json:"scoreComponents"`
-	Freshness       freshness          `json:"freshness"`
+	Freshness       Freshness          `json:"freshness"`
 	// Trust and Health are the record's, shown beside the score they do
 	// not enter.
 	Trust  json.RawMessage `json:"trust,omitempty"`
 	Health json.RawMessage `json:"health,omitempty"`
 }
 
-type matchedExample struct {
+// MatchedExample is a representative query or example close to the
+// request, with how close (0..1).
+type MatchedExample struct {
 	Text   string  `json:"text"`
 	Kind   string  `json:"kind"` // representativeQuery or example
 	Score  float64 `json:"score"`
 	Source string  `json:"-"`
 }
 
-type freshness struct {
+// Freshness says when a result's metadata last changed and when it was
+// indexed.
+type Freshness struct {
 	MetadataUpdatedAt string `json:"metadataUpdatedAt,omitempty"`
 	IndexedAt         string `json:"indexedAt,omitempty"`
 }
@@ -44,8 +48,8 @@ type freshness struct {
 // document's vectors are there, else the share of query words they hold),
 // and the score components: keyword and semantic (the fused score's two
 // parts), with the xu names tag, context (= keyword) and example.
-func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searchQuery, qterms []string, sc query.Scored, vec []float32, preferred bool) evidence {
-	ev := evidence{MatchedTags: []string{}, MatchedExamples: []matchedExample{}, ScoreComponents: map[string]float64{}}
+func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *Query, qterms []string, sc query.Scored, vec []float32, preferred bool) Evidence {
+	ev := Evidence{MatchedTags: []string{}, MatchedExamples: []MatchedExample{}, ScoreComponents: map[string]float64{}}
 	var tags, rq, ex []string
 	_ = json.Unmarshal(h["tags"], &tags)
 	_ = json.Unmarshal(h["representativeQueries"], &rq)
@@ -80,17 +84,17 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 	if len(ev.MatchedExamples) > 3 {
 		ev.MatchedExamples = ev.MatchedExamples[:3]
 	}
-	ev.ScoreComponents["tag"] = round3(tagHits)
+	ev.ScoreComponents["tag"] = Round3(tagHits)
 	ev.ScoreComponents["example"] = 0
 	if len(ev.MatchedExamples) > 0 {
 		ev.ScoreComponents["example"] = max(0, ev.MatchedExamples[0].Score)
 	}
-	ev.ScoreComponents["keyword"] = round3(sc.Keyword)
-	ev.ScoreComponents["context"] = round3(sc.Keyword)
+	ev.ScoreComponents["keyword"] = Round3(sc.Keyword)
+	ev.ScoreComponents["context"] = Round3(sc.Keyword)
 	if vec != nil {
-		ev.ScoreComponents["semantic"] = round3(sc.Semantic)
+		ev.ScoreComponents["semantic"] = Round3(sc.Semantic)
 	}
-	ev.ScoreComponents["overall"] = round3(sc.Score)
+	ev.ScoreComponents["overall"] = Round3(sc.Score)
 	if preferred {
 		ev.ScoreComponents["preferredBoost"] = preferredWeight
 	}
@@ -108,7 +112,7 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *searc
 // cosine of its stored vector with the query vector. ok is false when there
 // is no query vector or the stored vectors do not line up with the texts
 // (e.g. indexed before they changed).
-func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string) ([]matchedExample, bool) {
+func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string) ([]MatchedExample, bool) {
 	if vec == nil || len(vectorsRaw) == 0 {
 		return nil, false
 	}
@@ -132,25 +136,25 @@ func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string
 	default:
 		return nil, false
 	}
-	out := make([]matchedExample, 0, len(texts))
+	out := make([]MatchedExample, 0, len(texts))
 	for i, t := range texts {
 		_, cos := hybrid.BestMatch(vec, vs[skip+i:skip+i+1])
-		out = append(out, matchedExample{Text: t.text, Kind: t.kind, Score: round3(max(0, cos))})
+		out = append(out, MatchedExample{Text: t.text, Kind: t.kind, Score: Round3(max(0, cos))})
 	}
 	return out, true
 }
 
 // lexicalExamples scores representative queries and examples by the share
 // of the query's words they hold, leaving out those that hold none.
-func lexicalExamples(qterms, rq, ex []string) []matchedExample {
-	out := []matchedExample{}
+func lexicalExamples(qterms, rq, ex []string) []MatchedExample {
+	out := []MatchedExample{}
 	if len(qterms) == 0 {
 		return out
 	}
 	add := func(kind string, texts []string) {
 		for _, t := range texts {
 			if n := overlap(normalize.Terms(t), qterms); n > 0 {
-				out = append(out, matchedExample{Text: t, Kind: kind, Score: round3(float64(n) / float64(len(qterms)))})
+				out = append(out, MatchedExample{Text: t, Kind: kind, Score: Round3(float64(n) / float64(len(qterms)))})
 			}
 		}
 	}
@@ -162,7 +166,7 @@ func lexicalExamples(qterms, rq, ex []string) []matchedExample {
 // uniqueExamples keeps the first (best scored, as sorted) of examples whose
 // texts are the same but for case and spacing: a text that is both a
 // representative query and a skill example is one match, not two.
-func uniqueExamples(in []matchedExample) []matchedExample {
+func uniqueExamples(in []MatchedExample) []MatchedExample {
 	seen := make(map[string]bool, len(in))
 	out := in[:0]
 	for _, m := range in {
@@ -180,7 +184,7 @@ func overlap(a, b []string) int {
 	n := 0
 	for _, x := range a {
 		for _, y := range b {
-			if wordMatch(x, y) {
+			if WordMatch(x, y) {
 				n++
 				break
 			}
@@ -189,9 +193,9 @@ func overlap(a, b []string) int {
 	return n
 }
 
-// wordMatch reports equal words, or words of at least four letters where
+// WordMatch reports equal words, or words of at least four letters where
 // one is a prefix of the other ("flight" and "flights").
-func wordMatch(a, b string) bool {
+func WordMatch(a, b string) bool {
 	if a == b {
 		return true
 	}
@@ -201,4 +205,5 @@ func wordMatch(a, b string) bool {
 	return len(a) >= 4 && strings.HasPrefix(b, a)
 }
 
-func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+// Round3 rounds f to three decimals, as every score and component is shown.
+func Round3(f float64) float64 { return math.Round(f*1000) / 1000 }

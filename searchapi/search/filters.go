@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"slices"
@@ -8,9 +8,9 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
-// filterGroup is one hard constraint of a search: a field and values, with
+// Group is one hard constraint of a search: a field and values, with
 // how the values combine.
-type filterGroup struct {
+type Group struct {
 	Key   string   // the request's name for it (tags, requiredTags, type, ...)
 	Field string   // index field
 	Also  []string // more index fields a value may be found in (any of them)
@@ -26,8 +26,8 @@ const (
 	opNone                // none of the values
 )
 
-// expr translates the group into a filter expression.
-func (g filterGroup) expr() filter.Expr {
+// Expr translates the group into a filter expression.
+func (g Group) Expr() filter.Expr {
 	if len(g.Vals) == 0 {
 		return ""
 	}
@@ -57,7 +57,7 @@ func (g filterGroup) expr() filter.Expr {
 
 // valueExpr matches one value, expanding media type spellings and looking
 // in every field of the group.
-func (g filterGroup) valueExpr(v string) filter.Expr {
+func (g Group) valueExpr(v string) filter.Expr {
 	if len(g.Also) > 0 {
 		parts := []filter.Expr{filter.Eq(g.Field, v)}
 		for _, f := range g.Also {
@@ -100,7 +100,7 @@ var searchFilters = map[string]searchFilter{
 	"capability": {"capabilities", opAll, nil, []string{normalize.FieldTags, normalize.FieldSkills}},
 	// skill (ADP): the agent has one of the skill tags, or a child of it
 	// (skills hold every declared skill's parents), or the flat tag.
-	"skill": {"skills", opAny, skillValue, []string{normalize.FieldTags}},
+	"skill": {"skills", opAny, SkillValue, []string{normalize.FieldTags}},
 	// trust.level (also "trust") and health (also "health.status"): see
 	// trusthealth.go for records that lack them.
 	"trust.level":   {"trust.level", opAny, nil, nil},
@@ -109,10 +109,10 @@ var searchFilters = map[string]searchFilter{
 	"health.status": {"health", opAny, nil, nil},
 }
 
-// skillValue reduces an ADP skill tag query to what the skills field holds:
+// SkillValue reduces an ADP skill tag query to what the skills field holds:
 // "nlp/*" (prefix match) and "nlp" (parent match) both become "nlp", which
 // every agent with a skill under nlp carries.
-func skillValue(s string) string {
+func SkillValue(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.TrimSuffix(s, "*")
 	return strings.Trim(s, "/")
@@ -121,17 +121,17 @@ func skillValue(s string) string {
 // newGroup builds a group for a known key from raw values, dropping empty
 // values. ok is false for an unknown key; err names a value outside the
 // field's closed list.
-func newGroup(key string, vals []string) (g filterGroup, ok bool, err error) {
+func newGroup(key string, vals []string) (g Group, ok bool, err error) {
 	k, ok := searchFilters[key]
 	if !ok {
-		return filterGroup{}, false, nil
+		return Group{}, false, nil
 	}
 	f := normalize.FilterFields[k.name]
 	norm := filter.Norm(f)
 	if k.norm != nil {
 		norm = k.norm
 	}
-	g = filterGroup{Key: key, Field: f.Field, Also: k.also, Op: k.op}
+	g = Group{Key: key, Field: f.Field, Also: k.also, Op: k.op}
 	for _, v := range vals {
 		if v = norm(v); v != "" && !slices.Contains(g.Vals, v) {
 			g.Vals = append(g.Vals, v)

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"crypto/hmac"
@@ -72,13 +72,19 @@ func (p pageTokens) decode(normalized, token string) (int, error) {
 // the index reaches.
 const maxOffset = normalize.MaxTotalHits
 
-// maxSearchOffset bounds how deep POST /search pages: relevance ranks past
+// MaxOffset bounds how deep POST /search pages: relevance ranks past
 // the first thousand results mean nothing (Meilisearch's default
 // maxTotalHits).
-const maxSearchOffset = 1000
+const MaxOffset = 1000
 
 func (p pageTokens) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, p.key)
 	m.Write(payload)
 	return m.Sum(nil)[:16]
+}
+
+// accessKey is the part of a page token's binding that names the caller's
+// access: a token continues only a listing made with the same groups.
+func accessKey(groups []string) string {
+	return "\x00access=" + strings.Join(groups, "\x02")
 }

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"encoding/json"
@@ -43,4 +43,16 @@ func decodeSearchResponse(b []byte) (*meiliSearchResponse, error) {
 		return nil, fmt.Errorf("meilisearch search answer: %w", err)
 	}
 	return &resp, nil
+}
+
+// decodeFacets reads a Meilisearch facetDistribution.
+func decodeFacets(raw json.RawMessage) (map[string]map[string]int, error) {
+	dist := map[string]map[string]int{}
+	if len(raw) == 0 {
+		return dist, nil
+	}
+	if err := json.Unmarshal(raw, &dist); err != nil {
+		return nil, err
+	}
+	return dist, nil
 }

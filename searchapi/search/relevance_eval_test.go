@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ import (
 // cross-validated offline without Meilisearch.
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
-//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi
+//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
 func TestRelevanceDump(t *testing.T) {
 	out := os.Getenv("AGENTFINDER_DUMP")
 	if out == "" {
@@ -49,17 +49,17 @@ func TestRelevanceDump(t *testing.T) {
 	// only (serve --no-embeddings), which has a model of its own.
 	for _, mode := range []string{"hybrid", "keyword"} {
 		for _, q := range qs {
-			sq := &searchQuery{Text: q.Text, PageSize: 10}
+			sq := &Query{Text: q.Text, PageSize: 10}
 			var vec []float32
 			if mode == "hybrid" {
-				vec = rs.srv.queryVector(ctx, q.Text)
+				vec = rs.eng.queryVector(ctx, q.Text)
 			}
-			res, err := hybrid.Search(ctx, rs.srv.cfg.Meili, rs.srv.newPlan(sq, vec))
+			res, err := hybrid.Search(ctx, rs.eng.cfg.Meili, rs.eng.newPlan(sq, vec))
 			if err != nil {
 				t.Fatal(err)
 			}
 			q.Mode = mode
-			q.SmallTalk = rs.srv.smallTalk(vec)
+			q.SmallTalk = rs.eng.smallTalk(vec)
 			q.Terms, q.TermDocs, q.Total = res.Terms, res.TermDocs, res.Total
 			q.Hits = res.Hits[:min(len(res.Hits), 60)]
 			rs.dump.Queries = append(rs.dump.Queries, q)
@@ -90,9 +90,9 @@ func TestRelevanceLatency(t *testing.T) {
 	ctx := context.Background()
 	rs := newRelevanceServer(t)
 	qs := readDumpQueries(t, filepath.Join(rs.dir, "dev_queries.jsonl"), "dev")
-	before := func(q *searchQuery) {
-		vec := rs.srv.queryVector(ctx, q.Text)
-		res, err := rs.srv.ranked(ctx, rs.srv.newPlan(q, vec), q.PageSize+1)
+	before := func(q *Query) {
+		vec := rs.eng.queryVector(ctx, q.Text)
+		res, err := rs.eng.ranked(ctx, rs.eng.newPlan(q, vec), q.PageSize+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,22 +100,22 @@ func TestRelevanceLatency(t *testing.T) {
 		for _, h := range res.Hits[:min(q.PageSize, len(res.Hits))] {
 			ids = append(ids, h.ID)
 		}
-		if _, err := hybrid.Fetch(ctx, rs.srv.cfg.Meili, rs.srv.cfg.Index, normalize.FieldIdentifier, ids, searchAttributes, false); err != nil {
+		if _, err := hybrid.Fetch(ctx, rs.eng.cfg.Meili, rs.eng.cfg.Index, normalize.FieldIdentifier, ids, searchAttributes, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	now := func(q *searchQuery) {
-		if _, err := rs.srv.localSearch(ctx, q, 0); err != nil {
+	now := func(q *Query) {
+		if _, err := rs.eng.localSearch(ctx, q, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var embed, tBefore, tNow []float64
 	for i, dq := range qs {
-		q := &searchQuery{Text: dq.Text, PageSize: 10}
+		q := &Query{Text: dq.Text, PageSize: 10}
 		start := time.Now()
-		rs.srv.queryVector(ctx, q.Text) // uncached: the embedding's own cost
+		rs.eng.queryVector(ctx, q.Text) // uncached: the embedding's own cost
 		embed = append(embed, ms(time.Since(start)))
-		runs := []func(*searchQuery){before, now}
+		runs := []func(*Query){before, now}
 		times := []*[]float64{&tBefore, &tNow}
 		if i%2 == 1 {
 			runs[0], runs[1], times[0], times[1] = runs[1], runs[0], times[1], times[0]
@@ -141,18 +141,18 @@ func p50(v []float64) float64 {
 }
 
 // relevanceServer is the relevance set indexed through ingest (real
-// settings, real embeddings) and a Server over it, as serve runs them.
+// settings, real embeddings) and an Engine over it, as serve runs them.
 type relevanceServer struct {
 	dir     string
-	srv     *Server
+	eng     *Engine
 	results []normalize.CatalogResult
 	dump    relevanceDump
 }
 
 func newRelevanceServer(t *testing.T) *relevanceServer {
 	t.Helper()
-	rs := &relevanceServer{dir: envOr("AGENTFINDER_RELEVANCE_DIR", "../fixtures/relevance"), dump: relevanceDump{Docs: map[string]dumpDoc{}}}
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../.cache/model"))
+	rs := &relevanceServer{dir: envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance"), dump: relevanceDump{Docs: map[string]dumpDoc{}}}
+	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func newRelevanceServer(t *testing.T) *relevanceServer {
 	if err := ix.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rs.srv, err = New(Config{Index: name, Meili: ms.Client, Embedder: m, QueryRewriter: query.Rewrite,
+	rs.eng, err = New(Config{Index: name, Meili: ms.Client, Embedder: m, QueryRewriter: query.Rewrite,
 		PublicURL: "https://finder.test.example", PageTokenKey: []byte("k")}, nil)
 	if err != nil {
 		t.Fatal(err)
