@@ -193,6 +193,16 @@ func (c *Crawler) SetValidators(m map[string]Validator) {
 	}
 }
 
+// CrawledGroups returns the groups the records of catalog URL u were last
+// handed on with (the groups of the seed whose crawl reached it; empty:
+// public), and false when the crawler knows no such catalog (it never
+// fetched it, or its sink does not hold the result). A crawl of u alone
+// (an IndexNow ping) takes them, so it never changes who may see what.
+func (c *Crawler) CrawledGroups(u string) ([]string, bool) {
+	v, ok := c.validator(u)
+	return v.Groups, ok
+}
+
 // validator returns the state kept for catalog URL u, when its sink holds
 // that catalog's result.
 func (c *Crawler) validator(u string) (Validator, bool) {

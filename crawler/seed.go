@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -60,4 +61,27 @@ func ParseSeed(s string) (Seed, error) {
 		sd.Groups = g
 	}
 	return sd, nil
+}
+
+// String is the seed as a seeds file line holds it (ParseSeed reads it
+// back): the target, then groups=a,b when it has groups.
+func (sd Seed) String() string {
+	if len(sd.Groups) == 0 {
+		return sd.Target
+	}
+	return sd.Target + " groups=" + strings.Join(sd.Groups, ",")
+}
+
+// Host is the lower-case host name (no port, no trailing dot) the seed's
+// target names, whether it is a domain or a URL; "" when it names none.
+func (sd Seed) Host() string {
+	raw := sd.Target
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 }

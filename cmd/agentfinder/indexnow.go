@@ -37,7 +37,9 @@ func (o *indexNowOptions) register(c *cli) {
 const pingedSeedsFile = "indexnow-seeds.txt"
 
 // withPingedSeeds adds the seeds in the pinged-seeds file to what load
-// returns (a missing file adds none).
+// returns (a missing file adds none). A pinged host that a loaded seed
+// names already is left out: the configured seed, with its groups, is the
+// one that crawls it, never shadowed by a public copy.
 func withPingedSeeds(load func() ([]string, error), file string) func() ([]string, error) {
 	return func() ([]string, error) {
 		list, err := load()
@@ -56,8 +58,9 @@ func withPingedSeeds(load func() ([]string, error), file string) func() ([]strin
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		configured := indexSeeds(list)
 		for _, s := range more {
-			if !slices.Contains(list, s) {
+			if len(configured[hostName(s)]) == 0 && !slices.Contains(list, s) {
 				list = append(list, s)
 			}
 		}
@@ -65,11 +68,63 @@ func withPingedSeeds(load func() ([]string, error), file string) func() ([]strin
 	}
 }
 
-// pingCrawls adapts the scheduler and ingest to indexnow.Crawls.
+// listedSeed is one line of the seed list and what it says.
+type listedSeed struct {
+	line string // as the scheduler knows it
+	seed crawler.Seed
+}
+
+// indexSeeds maps each host to the seeds on it.
+func indexSeeds(list []string) map[string][]listedSeed {
+	m := map[string][]listedSeed{}
+	for _, line := range list {
+		sd, err := crawler.ParseSeed(line)
+		if err != nil {
+			continue // checkedSeeds refused the list before it got here
+		}
+		if h := sd.Host(); h != "" {
+			m[h] = append(m[h], listedSeed{line: line, seed: sd})
+		}
+	}
+	return m
+}
+
+// seedHosts indexes the scheduler's seed list by host, so a ping finds the
+// seeds covering its URLs (and their groups) without a scan of every seed.
+// track keeps it in step with each load of the list.
+type seedHosts struct {
+	m atomic.Pointer[map[string][]listedSeed]
+}
+
+// track returns load, noting each list it returns.
+func (h *seedHosts) track(load func() ([]string, error)) func() ([]string, error) {
+	return func() ([]string, error) {
+		list, err := load()
+		if err == nil {
+			m := indexSeeds(list)
+			h.m.Store(&m)
+		}
+		return list, err
+	}
+}
+
+// on returns the seeds on host (a name, optionally with a port).
+func (h *seedHosts) on(host string) []listedSeed {
+	if m := h.m.Load(); m != nil {
+		return (*m)[hostName(host)]
+	}
+	return nil
+}
+
+// pingCrawls adapts the scheduler and ingest to indexnow.Crawls. A ping
+// crawls with the groups of the seed covering each URL (see targets), so
+// it never changes who may see a catalog's records.
 type pingCrawls struct {
 	sched    *scheduler.Scheduler
+	seeds    *seedHosts
 	held     func(catalog string) bool
-	crawl    bool // this replica crawls
+	groupsOf func(catalog string) ([]string, bool) // crawler.CrawledGroups
+	crawl    bool                                  // this replica crawls
 	newHosts bool
 	seedFile string
 	addMu    sync.Mutex
@@ -84,50 +139,82 @@ func hostName(host string) string {
 	return strings.ToLower(host)
 }
 
-// seedFor returns the seed that names host itself (as pinged, or its
-// lower-case name without a port), "" when none. A map lookup: pings must
-// not cost a scan of every seed.
-func (p *pingCrawls) seedFor(host string) string {
-	for _, s := range []string{host, hostName(host)} {
-		if p.sched.Has(s) {
-			return s
+// urlHost is the host part of URL u ("" when it has none).
+func urlHost(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return pu.Host
+}
+
+// seedNamed returns the seed whose target is u itself.
+func (p *pingCrawls) seedNamed(u string) (listedSeed, bool) {
+	for _, sd := range p.seeds.on(urlHost(u)) {
+		if sd.seed.Target == u {
+			return sd, true
 		}
 	}
-	return ""
+	return listedSeed{}, false
 }
 
 // known reports whether u is an indexed catalog or a seed itself.
-func (p *pingCrawls) known(u string) bool { return p.held(u) || p.sched.Has(u) }
+func (p *pingCrawls) known(u string) bool {
+	_, isSeed := p.seedNamed(u)
+	return isSeed || p.held(u)
+}
 
 // Admit implements indexnow.Crawls.
 func (p *pingCrawls) Admit(host string, urls []string) bool {
-	if p.newHosts || p.seedFor(host) != "" {
+	if p.newHosts || len(p.seeds.on(host)) > 0 {
 		return true
 	}
 	return slices.ContainsFunc(urls, p.known)
 }
 
+// targets are what a ping of u on host crawls, each with the groups of
+// the seed that covers it:
+//   - a seed itself: that seed;
+//   - an indexed catalog: the catalog alone, with the groups its records
+//     were crawled with (the crawl of its seed reached it);
+//   - anything else (a page linking a catalog, the home page, a catalog
+//     not yet indexed): the seeds on host, each with its own groups, or,
+//     when there are none, the host's discovery as a new, public host.
+func (p *pingCrawls) targets(host, u string) []string {
+	if sd, ok := p.seedNamed(u); ok {
+		return []string{sd.line}
+	}
+	if p.held(u) {
+		if groups, ok := p.groupsOf(u); ok {
+			return []string{crawler.Seed{Target: u, Groups: groups}.String()}
+		}
+	}
+	var out []string
+	for _, sd := range p.seeds.on(host) {
+		out = append(out, sd.line)
+	}
+	if len(out) == 0 {
+		out = append(out, host)
+	}
+	return out
+}
+
 // Crawl implements indexnow.Crawls: each URL that is a catalog in the index
-// is crawled on its own; any other URL (a page that links a catalog, the
-// home page, a catalog not yet indexed) makes the host's discovery run.
+// is crawled on its own; any other URL makes the host's seeds (or, for a
+// new host, its discovery) run.
 func (p *pingCrawls) Crawl(host string, urls []string) error {
 	if !p.crawl {
 		return errors.New("crawling is off in this replica (--crawl=false)")
 	}
 	var targets []string
 	for _, u := range urls {
-		t := u
-		if !p.known(u) {
-			t = p.seedFor(host)
-			if t == "" {
-				t = host
+		for _, t := range p.targets(host, u) {
+			if !slices.Contains(targets, t) {
+				targets = append(targets, t)
 			}
 		}
-		if !slices.Contains(targets, t) {
-			targets = append(targets, t)
-		}
 	}
-	if p.newHosts && p.seedFor(host) == "" && !slices.ContainsFunc(urls, p.known) {
+	if p.newHosts && len(p.seeds.on(host)) == 0 && !slices.ContainsFunc(urls, p.known) {
 		if err := p.addSeed(host); err != nil {
 			return err
 		}
@@ -193,8 +280,8 @@ func (s *server) buildIndexNow() error {
 	if o.off {
 		return nil
 	}
-	pc := &pingCrawls{sched: s.sched, held: s.indexer.Holds, crawl: s.opts.crawl, newHosts: o.newHosts,
-		seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile)}
+	pc := &pingCrawls{sched: s.sched, seeds: &s.seedHosts, held: s.indexer.Holds, groupsOf: s.crawler.CrawledGroups,
+		crawl: s.opts.crawl, newHosts: o.newHosts, seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile)}
 	h, err := indexnow.New(indexnow.Config{
 		Keys:      keyFetcher{s.crawler},
 		Crawls:    pc,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -218,5 +219,81 @@ func TestIndexNowNewHost(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(e.dataDir, pingedSeedsFile))
 	if err != nil || strings.TrimSpace(string(b)) != otherHost {
 		t.Fatalf("pinged seeds file = %q, %v; want %s", b, err, otherHost)
+	}
+}
+
+// TestIndexNowKeepsVisibility: on a seed only the hr group may see, pings
+// crawl with the seed's groups: a ping of its catalog re-indexes the
+// records still hidden, and with --indexnow-new-hosts a ping of the host
+// neither adds it as a public seed nor crawls it as one (nor does a public
+// copy of it left in the pinged-seeds file by an earlier run).
+func TestIndexNowKeepsVisibility(t *testing.T) {
+	web := crawlertest.Web(t, fixtures.Options{NoWorld: true})
+	web.SetFile(e2eHost, wellKnown, shopCatalog(1))
+	web.SetFile(e2eHost, "/"+pingKey+".txt", []byte(pingKey+"\n"))
+	e := newE2EOn(t, web, []string{e2eHost + " groups=hr"})
+	for i, a := range e.args {
+		if a == "--schedule" {
+			e.args[i+1] = "@every 1h" // only pings make it crawl again
+		}
+	}
+	e.args = append(e.args, "--indexnow-new-hosts", "--log-level", "info")
+	pinged := filepath.Join(e.dataDir, pingedSeedsFile)
+	if err := os.WriteFile(pinged, []byte(e2eHost+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	const invoicer = "urn:ai:e2e-shop.test:agent:quokka-invoicer"
+	visibility := func() []any {
+		d := e.doc(invoicer)
+		v, _ := d["visibility"].([]any)
+		return v
+	}
+	e.waitFor("the first crawl", 30*time.Second, func() (bool, string) {
+		return e.doc(invoicer) != nil, "not indexed yet"
+	})
+	if v := visibility(); len(v) != 1 || v[0] != "hr" {
+		t.Fatalf("visibility after the seed's crawl: %v", v)
+	}
+	if e.srv.sched.Has(e2eHost) {
+		t.Error("a public copy of the hidden seed from the pinged-seeds file is crawled")
+	}
+
+	catalogURL := "https://" + e2eHost + wellKnown
+	for i, q := range []url.Values{
+		{"url": {catalogURL}, "key": {pingKey}},                 // the catalog itself
+		{"url": {"https://" + e2eHost + "/"}, "key": {pingKey}}, // the host (new-hosts is on)
+	} {
+		version := 2 - i%2 // each ping brings a change to wait for
+		web.SetFile(e2eHost, wellKnown, shopCatalog(version))
+		if code, _ := e.ping(q, nil); code != http.StatusOK {
+			t.Fatalf("ping %v: %d", q, code)
+		}
+		e.waitFor("the pinged change", 30*time.Second, func() (bool, string) {
+			gone := e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") == nil
+			return gone == (version == 2), fmt.Sprintf("courier gone %v", gone)
+		})
+		if v := visibility(); len(v) != 1 || v[0] != "hr" {
+			t.Errorf("ping %v: visibility %v, want [hr]", q, v)
+		}
+	}
+	if b, _ := os.ReadFile(pinged); strings.Count(string(b), e2eHost) != 1 {
+		t.Errorf("pinged seeds file: %q; a configured seed's host was added again", b)
+	}
+	if e.srv.sched.Has(e2eHost) {
+		t.Error("a ping of the hidden seed's host added it as a public seed")
+	}
+	// A caller without the group finds nothing of it.
+	var out struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url("/search"), strings.NewReader(`{"query": {"text": "invoices", "federation": "none"}}`))
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Results) != 0 {
+		t.Errorf("anonymous search after the pings: %d results (%v)", len(out.Results), err)
 	}
 }

@@ -169,6 +169,7 @@ type server struct {
 	metrics   *prometheus.Registry // served at GET /metrics
 	seeder    *seedCrawler         // the scheduler's crawler
 	indexNow  *indexnow.Handler    // GET/POST /indexnow; nil when off
+	seedHosts seedHosts            // the seed list by host, for IndexNow
 	written   writtenHook          // ingest's written catalogs, to indexNow
 	prober    *probe.Prober        // endpoint health; nil when off
 	probeSink *healthSink          // the prober's way into ingest, set once ingest is built
@@ -411,7 +412,7 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		MinRefresh:  o.minRefresh,
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
-		Seeds:       withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)),
+		Seeds:       s.seedHosts.track(withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile))),
 		Extra:       crawlerState{cr},
 		Logger:      s.log,
 		Metrics:     s.metrics,
