@@ -64,12 +64,17 @@ func ParseSeed(s string) (Seed, error) {
 }
 
 // String is the seed as a seeds file line holds it (ParseSeed reads it
-// back): the target, then groups=a,b when it has groups.
+// back): "registry" for a registry seed, the target, then groups=a,b when
+// it has groups.
 func (sd Seed) String() string {
-	if len(sd.Groups) == 0 {
-		return sd.Target
+	s := sd.Target
+	if sd.Registry {
+		s = RegistrySeedWord + " " + s
 	}
-	return sd.Target + " groups=" + strings.Join(sd.Groups, ",")
+	if len(sd.Groups) > 0 {
+		s += " groups=" + strings.Join(sd.Groups, ",")
+	}
+	return s
 }
 
 // Host is the lower-case host name (no port, no trailing dot) the seed's

@@ -107,3 +107,21 @@ func TestSeedGroupsChangeRefetches(t *testing.T) {
 		t.Errorf("records of the unmarked seed's last full fetch carry visibility %v", last)
 	}
 }
+
+func TestSeedStringAndHost(t *testing.T) {
+	for _, line := range []string{"hr.test groups=hr,people", "https://Acme.test:8443/c.json", "registry https://reg.test groups=dev", "plain.test"} {
+		sd, err := crawler.ParseSeed(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := crawler.ParseSeed(sd.String())
+		if err != nil || back.String() != sd.String() || back.Registry != sd.Registry {
+			t.Errorf("%q: String %q reads back as %+v (%v)", line, sd.String(), back, err)
+		}
+	}
+	for target, want := range map[string]string{"HR.test.": "hr.test", "https://Acme.test:8443/c.json": "acme.test", "hr.test:8443": "hr.test"} {
+		if got := (crawler.Seed{Target: target}).Host(); got != want {
+			t.Errorf("Host(%q) = %q, want %q", target, got, want)
+		}
+	}
+}
