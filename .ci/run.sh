@@ -107,8 +107,8 @@ cat <<EOF
 
   Search page: http://$ADDR/   (about this registry: http://$ADDR/about)
 
-  Agent Finder is running on http://$ADDR/ and crawling the fixture web (a few seconds; its
-  deliberately broken hosts take a little longer).
+  Agent Finder is running on http://$ADDR/ and crawling the fixture web and walking its MCP
+  registry (real MCP servers; a few seconds; its deliberately broken hosts take a little longer).
     log:          tail -f $LOG
     data:         $DATA (Meilisearch, scheduler state)
     admin token:  $AGENTFINDER_ADMIN_TOKEN
@@ -121,6 +121,9 @@ cat <<EOF
     curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
       -d '{"query": {"text": "book a flight", "type": "application/a2a-agent-card+json"}}'
     curl -s 'http://$ADDR/agents?pageSize=5&orderBy=displayName'
+    curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
+      -d '{"query": {"text": "read and write airtable records", "type": "application/mcp-server+json", "federation": "none"}}'
+    curl -s 'http://$ADDR/agents/io.github.domdomegg%2Fairtable-mcp-server'   (an MCP server from the fixture registry)
     curl -s 'http://$ADDR/agents/urn%3Aai%3Aacme.test%3Aplatform%3Ak8s-ops'
     curl -s http://$ADDR/.well-known/ai-catalog.json
     curl -s http://$ADDR/readyz

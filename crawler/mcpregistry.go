@@ -239,10 +239,14 @@ func (w *walk) take(ctx context.Context, page normalize.RegistryPage) {
 		}
 		w.versions[e.Name] = append(w.versions[e.Name], e)
 	}
-	for _, name := range names {
-		if !w.since.IsZero() {
+	if !w.since.IsZero() {
+		for _, name := range names {
 			w.allVersions(ctx, name)
 		}
+	}
+	// The page's records go to the sink back to back, so ingest writes
+	// them (and embeds their texts) as one batch.
+	for _, name := range names {
 		w.put(ctx, name)
 	}
 }

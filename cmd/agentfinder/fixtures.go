@@ -43,7 +43,7 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
 	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
 	envFile := fs.String("env-file", "", "also write the crawler's settings for this web to `PATH`, a file a shell can source (AGENTFINDER_DNS_SERVER, _CA_FILE, _PORT_MAP, _ALLOW_PRIVATE, _SEED); removed on exit")
-	demo := fs.Bool("demo", false, "leave the world's test-only publishers (broken, spoofed, changing and catch-all catalogs) out of the seeds printed (make run)")
+	demo := fs.Bool("demo", false, "leave the world's test-only publishers (broken, spoofed, changing and catch-all catalogs) out of the seeds printed and add the fixture MCP registry (make run)")
 	verbose := fs.Bool("verbose", false, "log every request to stderr")
 	fs.BoolVar(verbose, "v", false, "short for --verbose")
 	// The fixture web is a test tool: its flags read no environment (the
@@ -106,7 +106,9 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 func newFixturesInfo(web *fixtures.Web, demo bool) fixturesInfo {
 	seeds := web.Seeds()
 	if demo {
-		seeds = web.DemoSeeds()
+		// The demo also walks the fixture MCP registry: real MCP servers
+		// next to the catalogs.
+		seeds = append(web.DemoSeeds(), web.RegistrySeeds()...)
 	}
 	return fixturesInfo{
 		DNSServer:    web.DNSAddr,

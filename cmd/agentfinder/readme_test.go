@@ -222,7 +222,8 @@ func TestREADMECommands(t *testing.T) {
 		t.Skip("end-to-end test")
 	}
 	web := crawlertest.Web(t, fixtures.Options{})
-	e := newE2EOn(t, web, web.Seeds())
+	seeds := append(web.Seeds(), web.RegistrySeeds()...) // make run's demo walks the fixture MCP registry too
+	e := newE2EOn(t, web, seeds)
 	for i, a := range e.args { // make run's pace, not the e2e tests' rapid recrawls
 		if a == "--schedule" {
 			e.args[i+1] = "@every 1h"
@@ -234,7 +235,7 @@ func TestREADMECommands(t *testing.T) {
 	e.start()
 	e.waitFor("the first crawl of every seed", 120*time.Second, func() (bool, string) {
 		st := e.status()
-		for _, sd := range web.Seeds() {
+		for _, sd := range seeds {
 			if st[sd].Runs < 1 {
 				return false, sd + " not crawled yet"
 			}
