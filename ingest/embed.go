@@ -19,10 +19,11 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// vectorTexts returns the texts embedded for rec, in the order
+// VectorTexts returns the texts embedded for rec, in the order
 // normalize.EmbedderName's vectors are stored: the entry text, then the
 // embedded representative queries and examples. Empty texts are skipped.
-func vectorTexts(rec normalize.Record) []string {
+// Benchmarks embed the same texts for their floor.
+func VectorTexts(rec normalize.Record) []string {
 	var out []string
 	if t := normalize.EntryText(rec); t != "" {
 		out = append(out, t)
@@ -74,7 +75,7 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 			setVectors(d, v)
 			continue
 		}
-		texts := vectorTexts(d.Record)
+		texts := VectorTexts(d.Record)
 		if len(texts) == 0 {
 			d.Vectors = map[string]any{normalize.EmbedderName: nil}
 			continue
