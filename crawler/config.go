@@ -117,6 +117,12 @@ type Config struct {
 	// MaxRegistryServers caps the server versions one walk reads; as for
 	// pages, the next run resumes. Default 100000.
 	MaxRegistryServers int
+	// RegistryFullEvery is how old the last full walk of an MCP registry
+	// may be before a run walks it in full again instead of asking for
+	// changes: the full walk hands every record on again, so none ages
+	// into stale in the index (ingest's StaleAfter, 7 days by default,
+	// must be longer). Default 24h.
+	RegistryFullEvery time.Duration
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -175,6 +181,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRegistryServers <= 0 {
 		c.MaxRegistryServers = 100000
+	}
+	if c.RegistryFullEvery <= 0 {
+		c.RegistryFullEvery = 24 * time.Hour
 	}
 	if c.DIDCacheTTL <= 0 {
 		c.DIDCacheTTL = time.Hour

@@ -40,11 +40,17 @@ type MCPRegistryState struct {
 	// updatedAt it saw. Zero until a walk completed: the next one is full.
 	Since time.Time `json:"since,omitzero"`
 	// Cursor, when set, is where an unfinished walk stopped; WalkSince is
-	// the updated_since that walk asked with. The next run resumes there.
+	// the updated_since that walk asked with and WalkStart when it started.
+	// The next run resumes there.
 	Cursor    string    `json:"cursor,omitempty"`
 	WalkSince time.Time `json:"walkSince,omitzero"`
+	WalkStart time.Time `json:"walkStart,omitzero"`
 	// Seen is the newest updatedAt an unfinished walk saw so far.
 	Seen time.Time `json:"seen,omitzero"`
+	// FullAt is when the last full walk that completed started (the
+	// crawler's clock); one older than Config.RegistryFullEvery makes the
+	// next walk a full one.
+	FullAt time.Time `json:"fullAt,omitzero"`
 	// Groups is the visibility the last walk handed records on with; a
 	// change makes the next walk a full one.
 	Groups []string `json:"groups,omitempty"`
@@ -117,6 +123,7 @@ type walk struct {
 	base     string
 	st       MCPRegistryState
 	since    time.Time // updated_since of this walk; zero for a full walk
+	started  time.Time // when the walk (or the walk it resumes) started
 	cursor   string
 	seen     time.Time // newest updatedAt seen
 	cursors  map[string]bool
@@ -152,9 +159,12 @@ func (s *session) newWalk(t task) *walk {
 		st = MCPRegistryState{Path: st.Path, Groups: groups} // other readers: a full walk
 	}
 	w := &walk{s: s, t: t, base: t.url, st: st, since: st.Since, seen: st.Since, cursors: map[string]bool{},
-		versions: map[string][]normalize.RegistryEntry{}}
+		versions: map[string][]normalize.RegistryEntry{}, started: s.c.cfg.Now()}
+	if w.started.Sub(st.FullAt) >= s.c.cfg.RegistryFullEvery {
+		w.since = time.Time{} // time for a full walk: every record handed on again
+	}
 	if st.Cursor != "" {
-		w.cursor, w.since, w.seen = st.Cursor, st.WalkSince, laterOf(st.Seen, st.WalkSince)
+		w.cursor, w.since, w.seen, w.started = st.Cursor, st.WalkSince, laterOf(st.Seen, st.WalkSince), st.WalkStart
 	}
 	return w
 }
@@ -312,12 +322,15 @@ func (w *walk) finish(ctx context.Context, reason string) {
 	case ctx.Err() != nil && reason != "":
 		return // cancelled: the next run starts where the last state says
 	case reason == "":
-		st.Since, st.Cursor, st.WalkSince, st.Seen = w.seen, "", time.Time{}, time.Time{}
+		if w.since.IsZero() {
+			st.FullAt = w.started
+		}
+		st.Since, st.Cursor, st.WalkSince, st.Seen, st.WalkStart = w.seen, "", time.Time{}, time.Time{}, time.Time{}
 		if st.Since.IsZero() {
 			st.Since = w.s.c.cfg.Now().UTC() // a registry that gives no times: changes since now
 		}
 	default:
-		st.Cursor, st.WalkSince, st.Seen = w.cursor, w.since, w.seen
+		st.Cursor, st.WalkSince, st.Seen, st.WalkStart = w.cursor, w.since, w.seen, w.started
 		if reason == ReasonCursorLoop {
 			st.Cursor = "" // resuming at a looping cursor would loop again
 		}

@@ -3,7 +3,9 @@ package crawler_test
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
@@ -20,6 +22,9 @@ func TestRegistrySeedWalk(t *testing.T) {
 	sink := &crawlertest.Collector{}
 	cfg := webConfig(web)
 	cfg.RegistryPageSize = 100
+	var clock atomic.Int64 // the crawler's clock, Unix nanoseconds
+	clock.Store(time.Now().UnixNano())
+	cfg.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	c := newCrawler(t, cfg, sink)
 	seed := "registry https://" + fixtures.HostMCPRegistry + " groups=dev"
 	rep := crawl(t, c, seed)
@@ -63,5 +68,19 @@ func TestRegistrySeedWalk(t *testing.T) {
 	crawl(t, c2, "registry https://"+fixtures.HostMCPRegistry)
 	if n := len(again.Results()); n != len(names) {
 		t.Errorf("walk with other groups handed on %d results, want %d", n, len(names))
+	}
+
+	// A day after the last full walk the walk is full again: every record
+	// is handed on again, so none ages into stale in the index.
+	clock.Add(int64(25 * time.Hour))
+	web.ResetRequests()
+	crawl(t, c2, "registry https://"+fixtures.HostMCPRegistry)
+	for _, r := range web.RequestsFor(fixtures.HostMCPRegistry) {
+		if strings.Contains(r.RawQuery, "updated_since=") {
+			t.Errorf("a day later the walk still asks for changes only: %s?%s", r.Path, r.RawQuery)
+		}
+	}
+	if n := len(again.Results()); n != 2*len(names) {
+		t.Errorf("the full walk a day later handed on %d results in all, want %d", n, 2*len(names))
 	}
 }
