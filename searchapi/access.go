@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
@@ -14,41 +15,21 @@ import (
 // (search.Query.Access, filter.Access), so totals, facet counts, page tokens and lookups by identifier all count
 // only what the caller may see.
 
-// caller is who sent a request, as its credential says.
-type caller struct {
-	name   string   // the key's name or the token's subject; "" for anonymous
-	groups []string // normalize.Groups form
-}
-
-type callerKey struct{}
-
-// withCaller returns ctx carrying c (the auth middleware's doing).
-func withCaller(ctx context.Context, c caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// accessOf returns the groups of ctx's caller; an anonymous caller (or a
-// context no middleware marked) has none and sees public records only.
-func accessOf(ctx context.Context) []string {
-	c, _ := ctx.Value(callerKey{}).(caller)
-	return c.groups
-}
-
 // runSearch runs q through the engine for ctx's caller: q.Access is set
 // from the verified credential here, once for every door.
 func (s *Server) runSearch(ctx context.Context, q *search.Query, via []string) (*search.Answer, error) {
-	q.Access = accessOf(ctx)
+	q.Access = door.AccessOf(ctx)
 	return s.engine.Search(ctx, q, via)
 }
 
 // exploreCounts counts q's facets (search.Engine.Facets) for ctx's caller.
 func (s *Server) exploreCounts(ctx context.Context, q *search.Query, fields []string) (int64, map[string]map[string]int, error) {
-	q.Access = accessOf(ctx)
+	q.Access = door.AccessOf(ctx)
 	return s.engine.Facets(ctx, q, fields)
 }
 
 // Agent returns the record of identifier as ctx's caller may see it
 // (search.Engine.Agent). A missing or hidden record is a not_found error.
 func (s *Server) Agent(ctx context.Context, identifier string) (map[string]json.RawMessage, error) {
-	return s.engine.Agent(ctx, identifier, accessOf(ctx))
+	return s.engine.Agent(ctx, identifier, door.AccessOf(ctx))
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/agentfinder/agentfinder/fixtures/logbuf"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 func TestSearchPagination(t *testing.T) {
@@ -66,11 +68,11 @@ func TestSearchPagination(t *testing.T) {
 	// and so is an edited token. Page size may change between pages.
 	_, first := f.search(body(5, ""))
 	other := map[string]any{"query": map[string]any{"text": "assistant", "federation": "none", "tags": "filler"}, "pageToken": first.PageToken}
-	if status, out := f.search(other); status != http.StatusBadRequest || out.Error.Code != CodeInvalidRequest {
+	if status, out := f.search(other); status != http.StatusBadRequest || out.Error.Code != door.CodeInvalidRequest {
 		t.Fatalf("token for another query: %d %+v", status, out.Error)
 	}
 	tampered := first.PageToken[:len(first.PageToken)-2] + "AA"
-	if status, out := f.search(body(5, tampered)); status != http.StatusBadRequest || out.Error.Code != CodeInvalidRequest {
+	if status, out := f.search(body(5, tampered)); status != http.StatusBadRequest || out.Error.Code != door.CodeInvalidRequest {
 		t.Fatalf("tampered token: %d %+v", status, out.Error)
 	}
 	if status, out := f.search(body(9, first.PageToken)); status != http.StatusOK || out.Results[0].Identifier != all.Results[5].Identifier {
@@ -94,54 +96,54 @@ func TestSearchErrors(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"empty body", "POST", "/search", "", 400, CodeInvalidRequest},
-		{"not json", "POST", "/search", "{nope", 400, CodeInvalidRequest},
-		{"array body", "POST", "/search", "[]", 400, CodeInvalidRequest},
-		{"too large", "POST", "/search", `{"query":{"text":"x","pad":"` + strings.Repeat("x", 70<<10) + `"}}`, 400, CodeInvalidRequest},
-		{"no query", "POST", "/search", `{"pageSize":5}`, 400, CodeInvalidRequest},
-		{"no text", "POST", "/search", `{"query":{"type":"application/a2a-agent-card+json"}}`, 400, CodeInvalidRequest},
-		{"empty text", "POST", "/search", `{"query":{"text":""}}`, 400, CodeInvalidRequest},
-		{"blank text", "POST", "/search", `{"query":{"text":"   "}}`, 400, CodeInvalidRequest},
-		{"text too long", "POST", "/search", `{"query":{"text":"` + long + `"}}`, 400, CodeInvalidRequest},
-		{"text wrong type", "POST", "/search", `{"query":{"text":5}}`, 400, CodeInvalidRequest},
-		{"pageSize 0", "POST", "/search", `{"query":{"text":"x"},"pageSize":0}`, 400, CodeInvalidRequest},
-		{"pageSize 101", "POST", "/search", `{"query":{"text":"x"},"pageSize":101}`, 400, CodeInvalidRequest},
-		{"pageSize fraction", "POST", "/search", `{"query":{"text":"x"},"pageSize":1.5}`, 400, CodeInvalidRequest},
-		{"pageSize string", "POST", "/search", `{"query":{"text":"x"},"pageSize":"10"}`, 400, CodeInvalidRequest},
-		{"federation unknown", "POST", "/search", `{"query":{"text":"x","federation":"everything"}}`, 400, CodeInvalidRequest},
-		{"federation root unknown", "POST", "/search", `{"query":{"text":"x"},"federation":"all"}`, 400, CodeInvalidRequest},
-		{"federation conflict", "POST", "/search", `{"query":{"text":"x","federation":"none"},"federation":"auto"}`, 400, CodeInvalidRequest},
-		{"type wrong type", "POST", "/search", `{"query":{"text":"x","type":5}}`, 400, CodeInvalidRequest},
-		{"filter unknown key", "POST", "/search", `{"query":{"text":"x","filter":{"region":["eu"]}}}`, 400, CodeUnsupportedFilter},
-		{"filter bad value", "POST", "/search", `{"query":{"text":"x","filter":{"tags":{"a":1}}}}`, 400, CodeInvalidRequest},
-		{"constraint", "POST", "/search", `{"query":{"text":"x","constraints":{"region":"apac"}}}`, 400, CodeUnsupportedFilter},
-		{"xu constraint at root", "POST", "/search", `{"query":"x","constraints":{"max_results_age_seconds":300}}`, 400, CodeUnsupportedFilter},
-		{"xu limit too big", "POST", "/search", `{"query":"x","limit":500}`, 400, CodeInvalidRequest},
-		{"bad token", "POST", "/search", `{"query":{"text":"x"},"pageToken":"abc"}`, 400, CodeInvalidRequest},
-		{"wrong method", "GET", "/search", nil, 405, CodeInvalidRequest},
-		{"unknown path", "GET", "/nope", nil, 404, CodeNotFound},
-		{"agents bad syntax", "GET", "/agents?filter=" + url.QueryEscape(`tags = `), nil, 400, CodeInvalidRequest},
-		{"agents unbalanced", "GET", "/agents?filter=" + url.QueryEscape(`(tags = a`), nil, 400, CodeInvalidRequest},
-		{"agents unterminated", "GET", "/agents?filter=" + url.QueryEscape(`tags = "a`), nil, 400, CodeInvalidRequest},
-		{"agents unknown field", "GET", "/agents?filter=" + url.QueryEscape(`region = eu`), nil, 400, CodeUnsupportedFilter},
-		{"agents displayName not filterable", "GET", "/agents?filter=" + url.QueryEscape(`displayName = x`), nil, 400, CodeUnsupportedFilter},
-		{"agents bad operator", "GET", "/agents?filter=" + url.QueryEscape(`tags < b`), nil, 400, CodeInvalidRequest},
-		{"agents bad time", "GET", "/agents?filter=" + url.QueryEscape(`updatedAt > yesterday`), nil, 400, CodeInvalidRequest},
-		{"agents bad bool", "GET", "/agents?filter=" + url.QueryEscape(`verified = maybe`), nil, 400, CodeInvalidRequest},
-		{"agents bad orderBy", "GET", "/agents?orderBy=score", nil, 400, CodeInvalidRequest},
-		{"agents bad direction", "GET", "/agents?orderBy=displayName%20UP", nil, 400, CodeInvalidRequest},
-		{"agents pageSize", "GET", "/agents?pageSize=500", nil, 400, CodeInvalidRequest},
-		{"agents unknown param", "GET", "/agents?limit=5", nil, 400, CodeInvalidRequest},
-		{"agents bad token", "GET", "/agents?pageToken=v1.x.y", nil, 400, CodeInvalidRequest},
-		{"agent not found", "GET", "/agents/" + url.PathEscape("urn:ai:nowhere.example:agent:x"), nil, 404, CodeNotFound},
-		{"explore unknown facet", "POST", "/explore", `{"facets":["region"]}`, 400, CodeUnsupportedFilter},
-		{"explore bad filter", "POST", "/explore", `{"query":{"filter":{"colour":"red"}}}`, 400, CodeUnsupportedFilter},
+		{"empty body", "POST", "/search", "", 400, door.CodeInvalidRequest},
+		{"not json", "POST", "/search", "{nope", 400, door.CodeInvalidRequest},
+		{"array body", "POST", "/search", "[]", 400, door.CodeInvalidRequest},
+		{"too large", "POST", "/search", `{"query":{"text":"x","pad":"` + strings.Repeat("x", 70<<10) + `"}}`, 400, door.CodeInvalidRequest},
+		{"no query", "POST", "/search", `{"pageSize":5}`, 400, door.CodeInvalidRequest},
+		{"no text", "POST", "/search", `{"query":{"type":"application/a2a-agent-card+json"}}`, 400, door.CodeInvalidRequest},
+		{"empty text", "POST", "/search", `{"query":{"text":""}}`, 400, door.CodeInvalidRequest},
+		{"blank text", "POST", "/search", `{"query":{"text":"   "}}`, 400, door.CodeInvalidRequest},
+		{"text too long", "POST", "/search", `{"query":{"text":"` + long + `"}}`, 400, door.CodeInvalidRequest},
+		{"text wrong type", "POST", "/search", `{"query":{"text":5}}`, 400, door.CodeInvalidRequest},
+		{"pageSize 0", "POST", "/search", `{"query":{"text":"x"},"pageSize":0}`, 400, door.CodeInvalidRequest},
+		{"pageSize 101", "POST", "/search", `{"query":{"text":"x"},"pageSize":101}`, 400, door.CodeInvalidRequest},
+		{"pageSize fraction", "POST", "/search", `{"query":{"text":"x"},"pageSize":1.5}`, 400, door.CodeInvalidRequest},
+		{"pageSize string", "POST", "/search", `{"query":{"text":"x"},"pageSize":"10"}`, 400, door.CodeInvalidRequest},
+		{"federation unknown", "POST", "/search", `{"query":{"text":"x","federation":"everything"}}`, 400, door.CodeInvalidRequest},
+		{"federation root unknown", "POST", "/search", `{"query":{"text":"x"},"federation":"all"}`, 400, door.CodeInvalidRequest},
+		{"federation conflict", "POST", "/search", `{"query":{"text":"x","federation":"none"},"federation":"auto"}`, 400, door.CodeInvalidRequest},
+		{"type wrong type", "POST", "/search", `{"query":{"text":"x","type":5}}`, 400, door.CodeInvalidRequest},
+		{"filter unknown key", "POST", "/search", `{"query":{"text":"x","filter":{"region":["eu"]}}}`, 400, door.CodeUnsupportedFilter},
+		{"filter bad value", "POST", "/search", `{"query":{"text":"x","filter":{"tags":{"a":1}}}}`, 400, door.CodeInvalidRequest},
+		{"constraint", "POST", "/search", `{"query":{"text":"x","constraints":{"region":"apac"}}}`, 400, door.CodeUnsupportedFilter},
+		{"xu constraint at root", "POST", "/search", `{"query":"x","constraints":{"max_results_age_seconds":300}}`, 400, door.CodeUnsupportedFilter},
+		{"xu limit too big", "POST", "/search", `{"query":"x","limit":500}`, 400, door.CodeInvalidRequest},
+		{"bad token", "POST", "/search", `{"query":{"text":"x"},"pageToken":"abc"}`, 400, door.CodeInvalidRequest},
+		{"wrong method", "GET", "/search", nil, 405, door.CodeInvalidRequest},
+		{"unknown path", "GET", "/nope", nil, 404, door.CodeNotFound},
+		{"agents bad syntax", "GET", "/agents?filter=" + url.QueryEscape(`tags = `), nil, 400, door.CodeInvalidRequest},
+		{"agents unbalanced", "GET", "/agents?filter=" + url.QueryEscape(`(tags = a`), nil, 400, door.CodeInvalidRequest},
+		{"agents unterminated", "GET", "/agents?filter=" + url.QueryEscape(`tags = "a`), nil, 400, door.CodeInvalidRequest},
+		{"agents unknown field", "GET", "/agents?filter=" + url.QueryEscape(`region = eu`), nil, 400, door.CodeUnsupportedFilter},
+		{"agents displayName not filterable", "GET", "/agents?filter=" + url.QueryEscape(`displayName = x`), nil, 400, door.CodeUnsupportedFilter},
+		{"agents bad operator", "GET", "/agents?filter=" + url.QueryEscape(`tags < b`), nil, 400, door.CodeInvalidRequest},
+		{"agents bad time", "GET", "/agents?filter=" + url.QueryEscape(`updatedAt > yesterday`), nil, 400, door.CodeInvalidRequest},
+		{"agents bad bool", "GET", "/agents?filter=" + url.QueryEscape(`verified = maybe`), nil, 400, door.CodeInvalidRequest},
+		{"agents bad orderBy", "GET", "/agents?orderBy=score", nil, 400, door.CodeInvalidRequest},
+		{"agents bad direction", "GET", "/agents?orderBy=displayName%20UP", nil, 400, door.CodeInvalidRequest},
+		{"agents pageSize", "GET", "/agents?pageSize=500", nil, 400, door.CodeInvalidRequest},
+		{"agents unknown param", "GET", "/agents?limit=5", nil, 400, door.CodeInvalidRequest},
+		{"agents bad token", "GET", "/agents?pageToken=v1.x.y", nil, 400, door.CodeInvalidRequest},
+		{"agent not found", "GET", "/agents/" + url.PathEscape("urn:ai:nowhere.example:agent:x"), nil, 404, door.CodeNotFound},
+		{"explore unknown facet", "POST", "/explore", `{"facets":["region"]}`, 400, door.CodeUnsupportedFilter},
+		{"explore bad filter", "POST", "/explore", `{"query":{"filter":{"colour":"red"}}}`, 400, door.CodeUnsupportedFilter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f.t = t
 			var out struct {
-				Error *errorDetail `json:"error"`
+				Error *door.ErrorDetail `json:"error"`
 			}
 			resp := f.do(tc.method, tc.path, tc.body, nil, &out)
 			if resp.StatusCode != tc.status || out.Error == nil || out.Error.Code != tc.code {
@@ -224,8 +226,8 @@ func TestFilterInjection(t *testing.T) {
 				`tags = '` + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(a) + `'`,
 			} {
 				var out struct {
-					Items []searchResult `json:"items"`
-					Error *errorDetail   `json:"error"`
+					Items []searchResult    `json:"items"`
+					Error *door.ErrorDetail `json:"error"`
 				}
 				resp := f.do("GET", "/agents?filter="+url.QueryEscape(expr), nil, nil, &out)
 				if resp.StatusCode != http.StatusOK || len(out.Items) != 0 {
@@ -235,7 +237,7 @@ func TestFilterInjection(t *testing.T) {
 			// Unquoted, the same text is either a syntax error (400) or a
 			// filter over known fields; never a 500.
 			var out struct {
-				Error *errorDetail `json:"error"`
+				Error *door.ErrorDetail `json:"error"`
 			}
 			resp := f.do("GET", "/agents?filter="+url.QueryEscape("tags = "+a), nil, nil, &out)
 			if resp.StatusCode >= 500 {
@@ -327,7 +329,7 @@ func TestAgentsList(t *testing.T) {
 		}
 		// A token from one listing does not continue another.
 		f.t = t
-		var e struct{ Error *errorDetail }
+		var e struct{ Error *door.ErrorDetail }
 		resp := f.do("GET", "/agents?filter=tags:weather&pageToken="+url.QueryEscape(out.PageToken), nil, nil, &e)
 		if resp.StatusCode != 400 {
 			t.Fatalf("foreign token: %d", resp.StatusCode)
@@ -386,7 +388,7 @@ func TestAgentGet(t *testing.T) {
 
 func TestExplore(t *testing.T) {
 	f := newFixture(t, nil)
-	var out exploreResponse
+	var out search.ExploreAnswer
 	resp := f.do("POST", "/explore", map[string]any{"query": map[string]any{"text": "healthcare"}}, nil, &out)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -397,7 +399,7 @@ func TestExplore(t *testing.T) {
 	if out.Facets["type"]["application/a2a-agent-card+json"] != 2 {
 		t.Fatalf("type facet %v", out.Facets["type"])
 	}
-	out = exploreResponse{}
+	out = search.ExploreAnswer{}
 	resp = f.do("POST", "/explore", map[string]any{"query": map[string]any{"filter": map[string]any{"tags": "filler"}}, "facets": []string{"type"}}, nil, &out)
 	if resp.StatusCode != 200 || out.Total != fillerCount || len(out.Facets) != 1 {
 		t.Fatalf("explore without text: %d %+v", resp.StatusCode, out)
@@ -480,7 +482,7 @@ func TestMeilisearchDown(t *testing.T) {
 	t.Cleanup(f.http.Close)
 	var out searchOut
 	resp := f.do("POST", "/search", map[string]any{"query": map[string]any{"text": "x", "federation": "none"}}, nil, &out)
-	if resp.StatusCode != 503 || out.Error == nil || out.Error.Code != CodeUnavailable || strings.Contains(out.Error.Message, addr) {
+	if resp.StatusCode != 503 || out.Error == nil || out.Error.Code != door.CodeUnavailable || strings.Contains(out.Error.Message, addr) {
 		t.Fatalf("search: %d %+v", resp.StatusCode, out.Error)
 	}
 	if resp.Header.Get("Retry-After") == "" {
@@ -529,7 +531,7 @@ func TestConcurrencyLimitAndCancel(t *testing.T) {
 	<-emb.entered
 	var out searchOut
 	resp := f.do("POST", "/search", body, nil, &out)
-	if resp.StatusCode != http.StatusTooManyRequests || out.Error.Code != CodeRateLimited {
+	if resp.StatusCode != http.StatusTooManyRequests || out.Error.Code != door.CodeRateLimited {
 		t.Fatalf("third request: %d %+v", resp.StatusCode, out.Error)
 	}
 	close(emb.release)
@@ -616,7 +618,7 @@ func TestFederationModes(t *testing.T) {
 		f.t = t
 		for _, tok := range []string{"garbage", "v1.AAAA.BBBB"} {
 			status, out := f.search(map[string]any{"query": map[string]any{"text": "weather", "federation": "auto"}, "pageToken": tok})
-			if status != 400 || out.Error.Code != CodeInvalidRequest {
+			if status != 400 || out.Error.Code != door.CodeInvalidRequest {
 				t.Fatalf("token %q: %d %+v", tok, status, out.Error)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentfinder/agentfinder/searchapi/authn"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // AuthMode says who may call the read API (search, list, get, explore, the
@@ -48,8 +49,8 @@ type Verifier interface {
 const authRealm = "agentfinder"
 
 var (
-	errAuthMissing = &APIError{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "this registry requires a bearer credential (Authorization: Bearer <key or token>)"}
-	errAuthInvalid = &APIError{Status: http.StatusUnauthorized, Code: CodeUnauthorized, Message: "the bearer credential is not valid"}
+	errAuthMissing = &door.APIError{Status: http.StatusUnauthorized, Code: door.CodeUnauthorized, Message: "this registry requires a bearer credential (Authorization: Bearer <key or token>)"}
+	errAuthInvalid = &door.APIError{Status: http.StatusUnauthorized, Code: door.CodeUnauthorized, Message: "the bearer credential is not valid"}
 )
 
 // authenticate checks r's Authorization header under the configured mode
@@ -70,13 +71,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	for _, v := range s.cfg.Verifiers {
 		id, err := v.Verify(r.Context(), token)
 		if err == nil {
-			ctx := withCaller(r.Context(), caller{name: id.Name, groups: id.Groups})
+			ctx := door.WithCaller(r.Context(), door.Caller{Name: id.Name, Groups: id.Groups})
 			// Verified: federation may forward it to upstreams configured for it.
 			ctx = federation.WithCredential(ctx, r.Header.Get("Authorization"))
 			return r.WithContext(ctx), nil
 		}
 	}
-	s.log.Info("bearer credential refused", "correlationId", correlationID(r.Context()), "path", r.URL.Path)
+	s.log.Info("bearer credential refused", "correlationId", door.CorrelationID(r.Context()), "path", r.URL.Path)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="`+authRealm+`", error="invalid_token"`)
 	return r, errAuthInvalid
 }

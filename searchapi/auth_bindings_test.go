@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // bearerTransport adds an Authorization header to every request, as an MCP
@@ -123,7 +125,7 @@ func TestHAIDIPAuth(t *testing.T) {
 	var xu struct {
 		Code string `json:"code"`
 	}
-	if r := req.do(http.MethodPost, "/discover", map[string]any{"query": "payroll"}, nil, &xu); r.StatusCode != http.StatusUnauthorized || xu.Code != CodeUnauthorized {
+	if r := req.do(http.MethodPost, "/discover", map[string]any{"query": "payroll"}, nil, &xu); r.StatusCode != http.StatusUnauthorized || xu.Code != door.CodeUnauthorized {
 		t.Errorf("xu, required, anonymous: %d code %q", r.StatusCode, xu.Code)
 	}
 	raw.Error.Code = ""

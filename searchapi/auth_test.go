@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/api"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // visibilityRecords are 3 public, 2 hr and 2 finance records, all tagged
@@ -84,11 +87,11 @@ func publishersSeen(t *testing.T, f *fixture, tok string) []string {
 	for _, r := range out.Results {
 		pubs[r.Publisher]++
 	}
-	var list listResponse
+	var list api.ListResponse
 	if r := f.do("GET", "/agents?pageSize=100", nil, h, &list); r.StatusCode != 200 || list.Total != int64(len(out.Results)) || len(list.Items) != len(out.Results) {
 		t.Fatalf("list as %q: %d total %d, search found %d", tok, r.StatusCode, list.Total, len(out.Results))
 	}
-	var ex exploreResponse
+	var ex search.ExploreAnswer
 	if r := f.do("POST", "/explore", map[string]any{"query": map[string]any{"text": "payroll"}, "facets": []string{"publisher", "tags"}}, h, &ex); r.StatusCode != 200 || ex.Total != int64(len(out.Results)) {
 		t.Fatalf("explore as %q: %d total %d", tok, r.StatusCode, ex.Total)
 	}
@@ -131,7 +134,7 @@ func TestHiddenRecordLeaksNothing(t *testing.T) {
 	f, _, _ := newAuthFixture(t, AuthOptional)
 	hidden := "/agents/" + "urn:ai:hr.example:agent:payroll-0"
 	missing := "/agents/" + "urn:ai:hr.example:agent:payroll-9"
-	var a, b struct{ Error errorDetail }
+	var a, b struct{ Error door.ErrorDetail }
 	ra := f.do("GET", hidden, nil, bearerHdr("fin-secret"), &a)
 	rb := f.do("GET", missing, nil, bearerHdr("fin-secret"), &b)
 	if ra.StatusCode != 404 || rb.StatusCode != 404 || a.Error.Code != b.Error.Code || a.Error.Message != b.Error.Message {
@@ -146,7 +149,7 @@ func TestHiddenRecordLeaksNothing(t *testing.T) {
 	}
 	// A page token is bound to its caller's access: the hr caller's token
 	// does not continue an anonymous listing, nor the other way round.
-	var list listResponse
+	var list api.ListResponse
 	f.do("GET", "/agents?pageSize=2", nil, bearerHdr("hr-secret"), &list)
 	if list.PageToken == "" || list.Total != 5 {
 		t.Fatalf("hr listing: total %d token %q", list.Total, list.PageToken)
@@ -168,9 +171,9 @@ func TestHiddenRecordLeaksNothing(t *testing.T) {
 
 func TestAuthRequiredAndRevocation(t *testing.T) {
 	f, keys, path := newAuthFixture(t, AuthRequired)
-	var e struct{ Error errorDetail }
+	var e struct{ Error door.ErrorDetail }
 	r := f.do("POST", "/search", map[string]any{"query": map[string]any{"text": "payroll"}}, nil, &e)
-	if r.StatusCode != 401 || e.Error.Code != CodeUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") || e.Error.CorrelationID == "" {
+	if r.StatusCode != 401 || e.Error.Code != door.CodeUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") || e.Error.CorrelationID == "" {
 		t.Fatalf("no credential: %d %+v %q", r.StatusCode, e.Error, r.Header.Get("WWW-Authenticate"))
 	}
 	for _, p := range []string{"/agents", "/agents/urn:ai:public.example:agent:payroll-0"} {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/haidip"
+	"github.com/agentfinder/agentfinder/searchapi/xu"
 )
 
 // TestFiveDoors asks one query through every door (POST /search, the xu,
@@ -24,13 +26,13 @@ func TestFiveDoors(t *testing.T) {
 				top["POST /search"] = s.Results[0].Identifier
 			}
 
-			var x xuResponse
+			var x xu.Response
 			f.do(http.MethodPost, "/discover", map[string]any{"query": text}, nil, &x)
 			if len(x.Candidates) > 0 {
 				top["POST /discover"] = x.Candidates[0].ID
 			}
 
-			var h haidipResponse
+			var h haidip.Response
 			f.do(http.MethodPost, "/agents/search", map[string]any{"query": text}, nil, &h)
 			if len(h.Results) > 0 {
 				top["POST /agents/search"] = h.Results[0].ID

@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/searchapi/api"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // TestExploreARD: the request shape the ARD conformance tool sends gets
@@ -11,7 +15,7 @@ import (
 // result type is a 501.
 func TestExploreARD(t *testing.T) {
 	f := newFixture(t, nil)
-	var legacy exploreResponse
+	var legacy search.ExploreAnswer
 	f.do("POST", "/explore", map[string]any{"query": map[string]any{"text": "healthcare"}, "facets": []string{"type", "compliance"}}, nil, &legacy)
 
 	var out map[string]json.RawMessage
@@ -23,7 +27,7 @@ func TestExploreARD(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	var rt string
-	var facets map[string]ardFacetResult
+	var facets map[string]api.ARDFacetResult
 	if json.Unmarshal(out["resultType"], &rt) != nil || rt != "facets" || json.Unmarshal(out["facets"], &facets) != nil {
 		t.Fatalf("response %s", out)
 	}
@@ -63,27 +67,13 @@ func TestExploreARD(t *testing.T) {
 		{map[string]any{"facets": []map[string]any{}}, http.StatusBadRequest},
 		{map[string]any{"facets": []map[string]any{{"field": "type", "limit": 0}}}, http.StatusBadRequest},
 	} {
-		var e errorBody
+		var e door.ErrorBody
 		resp := f.do("POST", "/explore", map[string]any{"query": map[string]any{"text": "x"}, "resultType": c.resultType}, nil, &e)
 		if resp.StatusCode != c.status || e.Error.Message == "" {
 			t.Errorf("resultType %v: %d %+v, want %d", c.resultType, resp.StatusCode, e, c.status)
 		}
-		if c.status == http.StatusNotImplemented && e.Error.Code != CodeNotImplemented {
+		if c.status == http.StatusNotImplemented && e.Error.Code != door.CodeNotImplemented {
 			t.Errorf("resultType %v: code %q", c.resultType, e.Error.Code)
 		}
-	}
-}
-
-func TestBuckets(t *testing.T) {
-	got := buckets(map[string]int{"a": 5, "b": 5, "c": 2, "d": 1}, 2, 1)
-	if len(got.Buckets) != 2 || got.Buckets[0] != (ardBucket{"a", 5}) || got.Buckets[1] != (ardBucket{"b", 5}) || got.OtherCount != 3 {
-		t.Errorf("limit 2: %+v", got)
-	}
-	got = buckets(map[string]int{"a": 5, "c": 2, "d": 1}, 20, 2)
-	if len(got.Buckets) != 2 || got.OtherCount != 1 {
-		t.Errorf("minCount 2: %+v", got)
-	}
-	if got := buckets(nil, 20, 1); got.Buckets == nil || got.OtherCount != 0 {
-		t.Errorf("no values: %+v (buckets must be [] not null)", got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
@@ -273,7 +274,7 @@ type searchOut struct {
 	Referrals []json.RawMessage `json:"referrals"`
 	Upstreams []json.RawMessage `json:"upstreams"`
 	PageToken string            `json:"pageToken"`
-	Error     *errorDetail      `json:"error"`
+	Error     *door.ErrorDetail `json:"error"`
 }
 
 func (f *fixture) search(body any) (int, searchOut) {

@@ -15,6 +15,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 	"github.com/agentfinder/agentfinder/searchapi/search"
@@ -231,7 +232,7 @@ func TestFusedFilters(t *testing.T) {
 // parse validates a search body as handleSearch does.
 func (f *fixture) parse(t testing.TB, body map[string]any) *search.Query {
 	t.Helper()
-	raw := mustJSON(body)
+	raw := door.MustJSON(body)
 	var sb search.Request
 	if err := json.Unmarshal(raw, &sb); err != nil {
 		t.Fatal(err)

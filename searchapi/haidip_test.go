@@ -6,10 +6,13 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/searchapi/haidip"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 type haidipOut struct {
-	haidipResponse
+	haidip.Response
 	Error *struct {
 		Code          string `json:"code"`
 		Message       string `json:"message"`
@@ -17,7 +20,7 @@ type haidipOut struct {
 	} `json:"error"`
 }
 
-func haidipIDs(rs []haidipResult) []string {
+func haidipIDs(rs []haidip.Result) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.ID
@@ -59,7 +62,7 @@ func TestHAIDIPSearch(t *testing.T) {
 		t.Errorf("result = %+v", r)
 	}
 	if out.Count != 1 || out.Query != "translate English to French" || out.Top != 5 || out.Skip != 0 || out.SearchTime < 0 {
-		t.Errorf("envelope = %+v", out.haidipResponse)
+		t.Errorf("envelope = %+v", out.Response)
 	}
 
 	// capabilities match capability, tag or skill: the ADP card's
@@ -209,7 +212,7 @@ func TestLanguagesFilterAndFacet(t *testing.T) {
 	if status != http.StatusOK || !slices.Equal(ids(out.Results), []string{"urn:ai:lingo.example:agent:translator-001"}) {
 		t.Errorf("POST /search languages fr: %d %v", status, ids(out.Results))
 	}
-	var ex exploreResponse
+	var ex search.ExploreAnswer
 	if resp := f.do(http.MethodPost, "/explore", map[string]any{"facets": []string{"languages"}}, nil, &ex); resp.StatusCode != http.StatusOK ||
 		ex.Facets["languages"]["en"] != 2 || ex.Facets["languages"]["zh"] != 1 {
 		t.Errorf("explore languages: %d %+v", resp.StatusCode, ex.Facets)

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // mcpSession connects the SDK's own client to the MCP endpoint at url.
@@ -154,7 +156,7 @@ func TestMCPTools(t *testing.T) {
 	}
 
 	// explore: facet counts as POST /explore gives them.
-	var ex exploreResponse
+	var ex search.ExploreAnswer
 	res = callTool(t, cs, "explore", map[string]any{"facets": []string{"type", "tags"}}, &ex)
 	if res.IsError || ex.Total == 0 || ex.Facets["tags"]["weather"] == 0 {
 		t.Fatalf("explore: %+v %s", ex, toolText(res))
@@ -189,7 +191,7 @@ func TestMCPTools(t *testing.T) {
 	if n := testutil.ToFloat64(f.srv.metrics.toolCalls.WithLabelValues("search", "ok")); n != 2 {
 		t.Errorf("search ok calls = %v, want 2", n)
 	}
-	if n := testutil.ToFloat64(f.srv.metrics.toolCalls.WithLabelValues("get_agent", CodeNotFound)); n != 1 {
+	if n := testutil.ToFloat64(f.srv.metrics.toolCalls.WithLabelValues("get_agent", door.CodeNotFound)); n != 1 {
 		t.Errorf("get_agent not_found calls = %v, want 1", n)
 	}
 	if n := testutil.ToFloat64(f.srv.metrics.requests.WithLabelValues("POST /mcp", "200")); n < 5 {

@@ -1,7 +1,9 @@
 package searchapi
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // metrics are the server's Prometheus instruments. A nil *metrics records
@@ -137,4 +140,12 @@ func (m *metrics) observeToolCall(tool, code string, d time.Duration) {
 	}
 	m.toolCalls.WithLabelValues(tool, code).Inc()
 	m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// observeToolCall records one MCP tool call in the metrics and the debug log.
+func (s *Server) observeToolCall(ctx context.Context, tool, code string, d time.Duration) {
+	s.metrics.observeToolCall(tool, code, d)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("mcp tool call", "correlationId", door.CorrelationID(ctx), "tool", tool, "code", code, "duration", d)
+	}
 }

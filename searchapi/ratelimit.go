@@ -11,6 +11,8 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // RateLimit configures the per-client rate limit of the API: a token bucket
@@ -151,8 +153,8 @@ func clientKey(a netip.Addr) netip.Addr {
 }
 
 // rateLimited is the answer to a client over its rate.
-func rateLimited(wait time.Duration) *APIError {
-	return &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+func rateLimited(wait time.Duration) *door.APIError {
+	return &door.APIError{Status: http.StatusTooManyRequests, Code: door.CodeRateLimited,
 		Message: "too many requests from this client; retry after the time in Retry-After", RetryAfter: wait}
 }
 
@@ -185,6 +187,9 @@ func (f *inFlight) release(key netip.Addr) {
 	}
 }
 
+// errRateLimited answers a request when every slot is taken.
+var errRateLimited = &door.APIError{Status: http.StatusTooManyRequests, Code: door.CodeRateLimited, Message: "too many concurrent requests; retry shortly"}
+
 // errClientBusy answers a client that has MaxPerClient requests in flight.
-var errClientBusy = &APIError{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+var errClientBusy = &door.APIError{Status: http.StatusTooManyRequests, Code: door.CodeRateLimited,
 	Message: "too many requests in flight from this client; retry once one has been answered"}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // clientFrom is an HTTP client whose connections leave from the loopback
@@ -68,7 +70,7 @@ func TestFloodAndSlowBodies(t *testing.T) {
 			status, retry, code := post(t, flooder, f.http.URL, "weather")
 			if status == http.StatusTooManyRequests {
 				limited++
-				if code != CodeRateLimited || retry == "" || retry == "0" {
+				if code != door.CodeRateLimited || retry == "" || retry == "0" {
 					t.Fatalf("429 with code %q, Retry-After %q", code, retry)
 				}
 			} else if status != http.StatusOK {
@@ -156,7 +158,7 @@ func TestFloodAndSlowBodies(t *testing.T) {
 			var out searchOut
 			_ = json.NewDecoder(resp.Body).Decode(&out)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusRequestTimeout || out.Error == nil || out.Error.Code != CodeInvalidRequest {
+			if resp.StatusCode != http.StatusRequestTimeout || out.Error == nil || out.Error.Code != door.CodeInvalidRequest {
 				t.Errorf("slow client %d: %d %+v, want 408 invalid_request", i, resp.StatusCode, out.Error)
 			}
 		}
@@ -288,7 +290,7 @@ func TestPerClientInFlight(t *testing.T) {
 	held := make(chan int, 2)
 	go func() { status, _, _ := post(t, a, f.http.URL, "weather"); held <- status }()
 	<-emb.entered // a's first search holds its one place
-	if status, _, code := post(t, a, f.http.URL, "weather"); status != http.StatusTooManyRequests || code != CodeRateLimited {
+	if status, _, code := post(t, a, f.http.URL, "weather"); status != http.StatusTooManyRequests || code != door.CodeRateLimited {
 		t.Errorf("a's second search in flight: %d %s, want 429 rate_limited", status, code)
 	}
 	go func() { status, _, _ := post(t, b, f.http.URL, "weather"); held <- status }()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/score"
 )
 
@@ -96,7 +97,7 @@ func TestMinScoreValidation(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, v := range []any{-1, 101, "20", true, 5.5e3} {
 		status, out := f.search(map[string]any{"query": map[string]any{"text": "weather"}, "minScore": v})
-		if status != http.StatusBadRequest || out.Error.Code != CodeInvalidRequest || !strings.Contains(out.Error.Message, "minScore") {
+		if status != http.StatusBadRequest || out.Error.Code != door.CodeInvalidRequest || !strings.Contains(out.Error.Message, "minScore") {
 			t.Errorf("minScore %v: %d %+v", v, status, out.Error)
 		}
 	}

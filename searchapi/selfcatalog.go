@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // typeAIRegistry is the media type of a registry entry.
@@ -108,7 +109,7 @@ func (s *Server) Identifier() string { return s.urn }
 
 func (s *Server) handleSelfCatalog(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "max-age=300")
-	writeJSON(w, http.StatusOK, s.selfCatalog())
+	door.WriteJSON(w, http.StatusOK, s.selfCatalog())
 }
 
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -29,8 +29,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/adp"
+	"github.com/agentfinder/agentfinder/searchapi/api"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/haidip"
+	"github.com/agentfinder/agentfinder/searchapi/mcpserver"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/web"
+	"github.com/agentfinder/agentfinder/searchapi/xu"
 )
 
 // Supervisor reports on a child process the service keeps alive (the
@@ -113,7 +119,7 @@ type Config struct {
 	// Crawl, when set, tells the about page what this registry crawls, when
 	// it last did and which registries it federates to; it must be cheap
 	// and safe for concurrent use.
-	Crawl func() CrawlInfo
+	Crawl func() web.CrawlInfo
 	// Metrics, when set, receives the server's Prometheus instruments
 	// (agentfinder_http_*, agentfinder_search_results,
 	// agentfinder_federation_upstream_outcomes_total,
@@ -144,11 +150,14 @@ type Server struct {
 	urn       string
 	domain    string // publisher domain of urn
 	mux       *Mux
+	// shapes are the error shapes of the routes that do not answer in
+	// the Agent Finder one, by pattern (mount).
+	shapes    map[string]door.ErrorShape
 	metrics   *metrics       // nil: no metrics
 	limiter   *clientLimiter // nil: no rate limit
 	who       clientNamer
 	perClient *inFlight
-	site      *web.Renderer
+	site      *web.Site
 
 	mu      sync.Mutex
 	details map[string]string
@@ -189,11 +198,14 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		Index: cfg.Index, Meili: cfg.Meili, PublicURL: s.publicURL, Via: s.viaName,
 		Federation: cfg.Federation, Embedder: cfg.Embedder, QueryRewriter: cfg.QueryRewriter,
 		SemanticRatio: cfg.SemanticRatio, MinScore: cfg.MinScore, PageTokenKey: cfg.PageTokenKey, Now: s.now,
-		Observe: s.metrics.observeSearch, CorrelationID: correlationID,
+		Observe: s.metrics.observeSearch, CorrelationID: door.CorrelationID,
 	}, s.log); err != nil {
 		return nil, err
 	}
-	if s.site, err = web.New(); err != nil {
+	if s.site, err = web.NewSite(s.engine, web.Options{
+		Name: cfg.RegistryName, URN: s.urn, PublicURL: s.publicURL, AuthNote: s.authNote(), MCP: true,
+		Federating: cfg.Federation != nil, Crawl: cfg.Crawl, Now: s.now, Fail: s.writeErrorPage, Logger: s.log,
+	}); err != nil {
 		return nil, err
 	}
 	s.routes()
@@ -296,29 +308,47 @@ func (s *Server) SetReadyDetail(key, value string) {
 	s.details[key] = value
 }
 
+// routes builds the router: the server's own routes, then one mount line
+// per door (each door's routes, behind the API middleware, with its error
+// shape).
 func (s *Server) routes() {
-	m := &Mux{}
-	m.Handle("POST /search", s.api(s.handleSearch))
-	m.Handle("GET /agents", s.api(s.handleList))
-	m.Handle("GET /agents/{identifier...}", s.api(s.handleGet))
-	m.Handle("POST /explore", s.api(s.handleExplore))
-	m.Handle("POST /discover", s.api(s.handleDiscover))
-	m.Handle("POST /agents/search", s.api(s.handleAgentsSearch))
-	m.Handle("POST /adp/discover", s.api(s.handleADPDiscover))
-	mcp := s.mcpHandler()
-	m.Handle("POST /mcp", s.api(func(w http.ResponseWriter, r *http.Request) error {
-		mcp.ServeHTTP(w, r)
-		return nil
-	}))
+	s.mux = &Mux{}
+	s.shapes = map[string]door.ErrorShape{}
+	m := s.mux
 	m.HandleFunc("GET /.well-known/ai-catalog.json", s.handleSelfCatalog)
 	m.HandleFunc("GET /healthz", s.handleHealthz)
 	m.HandleFunc("GET /readyz", s.handleReadyz)
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI)
-	m.Handle("GET /{$}", s.page(s.handlePage))
-	m.Handle("GET /about", s.page(s.handleAbout))
-	m.Handle("GET /static/", web.Static("/static/"))
 	m.HandleFunc("/", s.handleFallback)
-	s.mux = m
+	s.mount(s.site)
+	s.mount(api.New(s.engine, s.site.DetailPage))
+	s.mount(xu.New(s.engine, s.now))
+	s.mount(haidip.New(s.engine))
+	s.mount(adp.New(s.engine))
+	s.mount(mcpserver.NewDoor(s.engine, mcpserver.DoorOptions{Version: s.cfg.Version, PublicURL: s.publicURL, Observe: s.observeToolCall, Logger: s.log}))
+}
+
+// routeSet is what a door package exports: its routes, each with its
+// error shape.
+type routeSet interface{ Routes() []door.Route }
+
+// mount registers a door's routes behind the API middleware (api) and
+// remembers the error shape of each (shapeOf): adding a door is one mount
+// line in routes.
+func (s *Server) mount(d routeSet) {
+	for _, rt := range d.Routes() {
+		if rt.Shape != nil {
+			s.shapes[rt.Pattern] = rt.Shape
+		}
+		switch {
+		case rt.Bare:
+			s.mux.HandleFunc(rt.Pattern, func(w http.ResponseWriter, r *http.Request) { _ = rt.Handle(w, r) })
+		case rt.Page:
+			s.mux.Handle(rt.Pattern, s.page(rt.Handle))
+		default:
+			s.mux.Handle(rt.Pattern, s.api(rt.Handle))
+		}
+	}
 }
 
 // Handler returns the server's HTTP handler: correlation ids, Via, the
@@ -328,11 +358,11 @@ func (s *Server) Handler() http.Handler {
 	return NoSniff(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cid := r.Header.Get("X-Correlation-ID")
 		if !validCorrelationID(cid) {
-			cid = newCorrelationID()
+			cid = door.NewCorrelationID()
 		}
 		w.Header().Set("X-Correlation-ID", cid)
 		w.Header().Add("Via", "1.1 "+s.viaName)
-		r = r.WithContext(context.WithValue(r.Context(), correlationKey, cid))
+		r = r.WithContext(door.WithCorrelationID(r.Context(), cid))
 		if s.cors(w, r) {
 			return
 		}
@@ -342,7 +372,7 @@ func (s *Server) Handler() http.Handler {
 			_, r.Pattern = s.mux.Handler(r)
 			s.metrics.refused(refusedRateLimited)
 			serve = func(w http.ResponseWriter, r *http.Request) {
-				if prefersHTML(r) {
+				if door.PrefersHTML(r) {
 					s.writeErrorPage(w, r, rateLimited(wait))
 					return
 				}
@@ -407,14 +437,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
 	if allow := s.allowedMethods(r); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		s.writeError(w, r, &APIError{Status: http.StatusMethodNotAllowed, Code: CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
+		s.writeError(w, r, &door.APIError{Status: http.StatusMethodNotAllowed, Code: door.CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})
 		return
 	}
-	if prefersHTML(r) {
-		s.writeErrorPage(w, r, errNotFound)
+	if door.PrefersHTML(r) {
+		s.writeErrorPage(w, r, door.ErrNotFound)
 		return
 	}
-	s.writeError(w, r, errNotFound)
+	s.writeError(w, r, door.ErrNotFound)
 }
 
 // allowedMethods lists the methods a route serves r's path with, asking
@@ -502,7 +532,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusServiceUnavailable
 		}
 	}
-	writeJSON(w, status, body)
+	door.WriteJSON(w, status, body)
 }
 
 // readyResponse is the body of /readyz.
@@ -525,5 +555,5 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.engine.Healthy(ctx) {
 		resp.Status, resp.Meilisearch, status = "unavailable", "unreachable", http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, resp)
+	door.WriteJSON(w, status, resp)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // BenchmarkSitePage measures the search page (GET /?q=...) against the
@@ -40,7 +41,7 @@ func BenchmarkSitePage(b *testing.B) {
 			words = append(words, benchWords[rng.IntN(len(benchWords))])
 		}
 		text := strings.Join(words, " ")
-		body, _ := json.Marshal(map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": sitePageSize, "includeEvidence": true})
+		body, _ := json.Marshal(map[string]any{"query": map[string]any{"text": text, "federation": "none"}, "pageSize": web.PageSize, "includeEvidence": true})
 		pairs = append(pairs, pair{page: "/?" + url.Values{"q": {text}, "federation": {"none"}}.Encode(), body: body})
 	}
 	do := func(p pair, page bool) error {

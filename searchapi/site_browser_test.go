@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // chromiumNames are the browsers the browser test looks for on PATH, after
@@ -253,7 +255,7 @@ func (b *browser) tour() {
 	}
 	b.load("second search", steps(chromedp.Clear(chromedp.CSS("#q")), chromedp.SendKeys(chromedp.CSS("#q"), "general assistant\n")))
 	page1 := b.texts(".result h2")
-	if len(page1) != sitePageSize {
+	if len(page1) != web.PageSize {
 		t.Fatalf("page 1: %v", page1)
 	}
 	b.load("next page", chromedp.Click(chromedp.CSS(`a[rel="next"]`)))

@@ -10,6 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/adp"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/haidip"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // bindingsText matches the trust fixture's acme and weather records
@@ -36,8 +40,8 @@ func TestTrustHealthBindings(t *testing.T) {
 	}
 	type shown struct {
 		id     string
-		trust  *bindingTrust
-		health *bindingHealth
+		trust  *door.Trust
+		health *door.Health
 	}
 	check := func(t *testing.T, name string, got []shown, want []string) {
 		t.Helper()
@@ -72,7 +76,7 @@ func TestTrustHealthBindings(t *testing.T) {
 	}
 	haidip := func(t *testing.T, filters map[string]any) []shown {
 		f.t = t
-		var out haidipResponse
+		var out haidip.Response
 		resp := f.do(http.MethodPost, "/agents/search", map[string]any{"query": bindingsText, "top": 100, "federation": "none", "filters": filters}, nil, &out)
 		if resp.StatusCode != 200 {
 			t.Fatalf("haidip %v: %d", filters, resp.StatusCode)
@@ -86,7 +90,7 @@ func TestTrustHealthBindings(t *testing.T) {
 	adp := func(t *testing.T, body map[string]any) []shown {
 		f.t = t
 		body["query"], body["limit"], body["federation"] = bindingsText, 100, "none"
-		var out adpResponse
+		var out adp.Response
 		if resp := f.do(http.MethodPost, "/adp/discover", body, nil, &out); resp.StatusCode != 200 {
 			t.Fatalf("adp %v: %d", body, resp.StatusCode)
 		}
@@ -159,7 +163,7 @@ func TestTrustHealthMCP(t *testing.T) {
 	if text := toolText(res); !strings.Contains(text, "trust: none (bad_signature); health: auth_required") {
 		t.Fatalf("text:\n%s", text)
 	}
-	var ex exploreResponse
+	var ex search.ExploreAnswer
 	res = callTool(t, cs, "explore", map[string]any{"facets": []string{"trust", "health"}}, &ex)
 	if res.IsError || ex.Facets["trust"]["signed"] != 1 || ex.Facets["health"]["up"] != 2 {
 		t.Fatalf("explore: %+v", ex.Facets)

@@ -12,6 +12,9 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/api"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
 // The trust fixture: the acme, weather and filler catalogs, some records
@@ -105,9 +108,9 @@ func liveIDs(f *fixture, keep func(id string) bool) []string {
 }
 
 type trustSearchOut struct {
-	Results   []trustResult `json:"results"`
-	PageToken string        `json:"pageToken"`
-	Error     *errorDetail  `json:"error"`
+	Results   []trustResult     `json:"results"`
+	PageToken string            `json:"pageToken"`
+	Error     *door.ErrorDetail `json:"error"`
 }
 
 func (f *fixture) trustSearch(t *testing.T, body map[string]any) (int, trustSearchOut) {
@@ -133,13 +136,13 @@ func resultIDs(rs []trustResult) []string {
 // shows both.
 func TestTrustHealthListFilters(t *testing.T) {
 	f := newTrustFixture(t, true, nil)
-	list := func(t *testing.T, q url.Values) (int, []trustResult, *errorDetail) {
+	list := func(t *testing.T, q url.Values) (int, []trustResult, *door.ErrorDetail) {
 		f.t = t
 		q.Set("pageSize", "100")
 		var out struct {
-			Items []trustResult `json:"items"`
-			Total int           `json:"total"`
-			Error *errorDetail  `json:"error"`
+			Items []trustResult     `json:"items"`
+			Total int               `json:"total"`
+			Error *door.ErrorDetail `json:"error"`
 		}
 		resp := f.do("GET", "/agents?"+q.Encode(), nil, nil, &out)
 		if resp.StatusCode == 200 && out.Total != len(out.Items) {
@@ -186,7 +189,7 @@ func TestTrustHealthListFilters(t *testing.T) {
 		})
 	}
 	for _, bad := range []url.Values{{"filter": {"trust.level = verified"}}, {"filter": {"health IN (up, alive)"}}, {"liveOnly": {"maybe"}}} {
-		if code, _, e := list(t, bad); code != 400 || e == nil || e.Code != CodeInvalidRequest {
+		if code, _, e := list(t, bad); code != 400 || e == nil || e.Code != door.CodeInvalidRequest {
 			t.Errorf("%v: %d %+v, want 400 invalid_request", bad, code, e)
 		}
 	}
@@ -265,7 +268,7 @@ func TestTrustHealthSearch(t *testing.T) {
 		{"text": text, "signedOnly": "yes"},
 		{"text": text, "filter": map[string]any{"liveOnly": 1}},
 	} {
-		if code, out := f.trustSearch(t, map[string]any{"query": bad}); code != 400 || out.Error == nil || out.Error.Code != CodeInvalidRequest {
+		if code, out := f.trustSearch(t, map[string]any{"query": bad}); code != 400 || out.Error == nil || out.Error.Code != door.CodeInvalidRequest {
 			t.Errorf("%v: %d %+v, want 400 invalid_request", bad, code, out.Error)
 		}
 	}
@@ -326,7 +329,7 @@ func TestTrustHealthExplore(t *testing.T) {
 	}
 	wantTrust := count(func(id string) string { return wantLevel(f, id) })
 	wantHealth := count(wantStatus)
-	var out exploreResponse
+	var out search.ExploreAnswer
 	resp := f.do("POST", "/explore", map[string]any{"facets": []string{"trust", "health", "type"}}, nil, &out)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -335,13 +338,13 @@ func TestTrustHealthExplore(t *testing.T) {
 		t.Fatalf("trust %v (want %v), health %v (want %v)", out.Facets["trust"], wantTrust, out.Facets["health"], wantHealth)
 	}
 	// Filtered: among the unverified publisher's records.
-	out = exploreResponse{}
+	out = search.ExploreAnswer{}
 	f.do("POST", "/explore", map[string]any{"query": map[string]any{"publisher": "weather.example", "liveOnly": true}, "facets": []string{"trust"}}, nil, &out)
 	if out.Total != 1 || !mapsEqual(out.Facets["trust"], map[string]int{"none": 1}) {
 		t.Fatalf("weather.example, liveOnly: total %d trust %v", out.Total, out.Facets["trust"])
 	}
 	// ARD's shape counts the same.
-	var ard ardExploreResponse
+	var ard api.ARDExploreResponse
 	f.do("POST", "/explore", map[string]any{"resultType": map[string]any{"facets": []map[string]any{{"field": "health"}}}}, nil, &ard)
 	n := 0
 	for _, b := range ard.Facets["health"].Buckets {

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/xu"
 )
 
 type xuOut struct {
-	xuResponse
+	xu.Response
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	CorrID  string `json:"correlation_id"`
@@ -29,7 +31,7 @@ func (f *fixture) discover(body any) (*http.Response, xuOut, map[string]json.Raw
 	return resp, out, raw
 }
 
-func candidateIDs(cs []xuCandidate) []string {
+func candidateIDs(cs []xu.Candidate) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
@@ -56,7 +58,7 @@ func TestXuDiscover(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s %s", resp.StatusCode, out.Code, out.Message)
 	}
-	if got := resp.Header.Get(xuConformanceHeader); got != xuConformance {
+	if got := resp.Header.Get(xu.ConformanceHeader); got != xu.Conformance {
 		t.Errorf("conformance header = %q", got)
 	}
 	for _, k := range []string{"request_id", "generated_at", "applied_filters", "unsupported_filters", "warnings", "candidates"} {
@@ -182,29 +184,17 @@ func TestXuDiscover(t *testing.T) {
 		body any
 		code string
 	}{
-		{"no query", `{"required_tags":["hr"]}`, CodeInvalidRequest},
-		{"query not a string", `{"query": 3}`, CodeInvalidRequest},
-		{"not JSON", `{"query":`, CodeInvalidRequest},
-		{"bad detail", `{"query":"x","detail":"everything"}`, CodeInvalidRequest},
-		{"bad limit", `{"query":"x","limit":0}`, CodeInvalidRequest},
-		{"bad age", `{"query":"x","constraints":{"max_results_age_seconds":"soon"}}`, CodeInvalidRequest},
-		{"tags not strings", `{"query":"x","required_tags":[1]}`, CodeInvalidRequest},
+		{"no query", `{"required_tags":["hr"]}`, door.CodeInvalidRequest},
+		{"query not a string", `{"query": 3}`, door.CodeInvalidRequest},
+		{"not JSON", `{"query":`, door.CodeInvalidRequest},
+		{"bad detail", `{"query":"x","detail":"everything"}`, door.CodeInvalidRequest},
+		{"bad limit", `{"query":"x","limit":0}`, door.CodeInvalidRequest},
+		{"bad age", `{"query":"x","constraints":{"max_results_age_seconds":"soon"}}`, door.CodeInvalidRequest},
+		{"tags not strings", `{"query":"x","required_tags":[1]}`, door.CodeInvalidRequest},
 	} {
 		resp, out, _ := f.discover(tc.body)
 		if resp.StatusCode != http.StatusBadRequest || out.Code != tc.code || out.Message == "" || out.CorrID == "" {
 			t.Errorf("%s: %d %q %q %q", tc.name, resp.StatusCode, out.Code, out.Message, out.CorrID)
-		}
-	}
-}
-
-func TestPrivateEndpoint(t *testing.T) {
-	for u, want := range map[string]bool{
-		"https://10.20.0.7/x": true, "http://127.0.0.1:8080/": true, "http://[::1]/": true, "http://[fe80::1]/": true,
-		"https://payroll.corp/x": true, "https://gw.internal/x": true, "http://printer.local/": true, "http://intranet/": true,
-		"https://api.example.com/x": false, "https://8.8.8.8/": false, "agent://translator-zh-en": false, "": false,
-	} {
-		if got := privateEndpoint(u); got != want {
-			t.Errorf("privateEndpoint(%q) = %v, want %v", u, got, want)
 		}
 	}
 }
@@ -230,7 +220,7 @@ func TestXuDiscoverFederated(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, out.Message)
 	}
-	var got *xuCandidate
+	var got *xu.Candidate
 	for i, c := range out.Candidates {
 		if c.ID == "urn:ai:lingo.example:agent:translator-zh-en" {
 			got = &out.Candidates[i]

@@ -20,6 +20,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // newMetricsRegistry is serve's own Prometheus registry (never the global
@@ -178,8 +179,8 @@ func learn(book *federation.Book, regs []crawler.Registry, log *slog.Logger) {
 
 // crawlInfo tells the about page what this replica crawls, when a crawl
 // last finished and which configured registries it federates to.
-func (s *server) crawlInfo() searchapi.CrawlInfo {
-	var ci searchapi.CrawlInfo
+func (s *server) crawlInfo() web.CrawlInfo {
+	var ci web.CrawlInfo
 	if s.sched != nil && s.opts.crawl {
 		for _, sd := range s.sched.Status().Seeds {
 			if p, err := crawler.ParseSeed(sd.Seed); err == nil && len(p.Groups) == 0 {

@@ -12,6 +12,7 @@ type Error struct {
 	Message     string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // invalid returns a malformed-expression Error.

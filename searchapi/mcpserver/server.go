@@ -1,11 +1,12 @@
 // Package mcpserver is Agent Finder's MCP server (Agent Finder §7.3): the
 // tools search, get_agent and explore, built with the official MCP Go SDK,
-// answering from a Backend. searchapi serves them on POST /mcp with its own
-// search code as the Backend; `agentfinder mcp` serves them over stdio with
-// a registry's HTTP API (Remote) as the Backend. The package holds no search
-// logic: a tool call becomes the API request it stands for, and the API's
-// answer becomes the tool result. It imports nothing of ours, so searchapi
-// can import it.
+// answering from a Backend. It is the MCP door of the server: NewDoor
+// serves them on POST /mcp with the search engine (searchapi/search) as the
+// Backend; `agentfinder mcp` serves them over stdio with a registry's HTTP
+// API (Remote) as the Backend. The package holds no search logic: a tool
+// call becomes the API request it stands for, and the API's answer becomes
+// the tool result. It imports the engine and searchapi/door only, never
+// another door.
 package mcpserver
 
 import (

@@ -39,6 +39,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
 
 // invalid returns a KindInvalid error.

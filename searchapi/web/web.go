@@ -1,10 +1,12 @@
-// Package web is the search site's presentation: the html/template pages,
-// the view types they render, and the stylesheet, script and icon they load,
-// all embedded in the binary (no build step, no CDN, no external font).
-// It turns search results and records, as the JSON API returns them, into
-// views. Catalog text is untrusted: templates escape it, links are only
-// ever http(s) (SafeURL) and outbound links carry rel="nofollow noopener".
-// It imports normalize only (of ours); searchapi serves the pages.
+// Package web is the search site for people, a door over the engine
+// (Site): the home and results page, the about page, an entry's page and
+// the error pages, their html/template templates, the view types they
+// render, and the stylesheet, script and icon they load, all embedded in
+// the binary (no build step, no CDN, no external font). It turns the
+// engine's answers and records into views. Catalog text is untrusted:
+// templates escape it, links are only ever http(s) (SafeURL) and outbound
+// links carry rel="nofollow noopener". It imports the engine,
+// searchapi/door, federation and normalize, never another door.
 package web
 
 import (

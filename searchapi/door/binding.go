@@ -1,4 +1,4 @@
-package searchapi
+package door
 
 import (
 	"encoding/json"
@@ -7,39 +7,49 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// bindingTrust and bindingHealth are a result's trust and health in the
-// snake_case of the xu, HAIDIP and ADP bindings.
-type bindingTrust struct {
+// Trust is a result's trust in the snake_case of the xu, HAIDIP and ADP
+// bindings.
+type Trust struct {
 	Level     string   `json:"level"`
 	Signer    string   `json:"signer,omitempty"`
 	CheckedAt string   `json:"checked_at,omitempty"`
 	Problems  []string `json:"problems,omitempty"` // problem codes
 }
 
-type bindingHealth struct {
+// Health is a result's health in the snake_case of the xu, HAIDIP and ADP
+// bindings.
+type Health struct {
 	Status    string `json:"status"`
 	CheckedAt string `json:"checked_at,omitempty"`
 	LatencyMs int64  `json:"latency_ms,omitempty"`
 	Detail    string `json:"detail,omitempty"`
 }
 
-// bindingTrustHealth reads a result's trust and health (every result has
-// them: runSearch fills in those a record lacks).
-func bindingTrustHealth(e map[string]json.RawMessage) (*bindingTrust, *bindingHealth) {
+// TrustHealth reads a result's trust and health (every result has them:
+// the engine fills in those a record lacks).
+func TrustHealth(e map[string]json.RawMessage) (*Trust, *Health) {
 	var t normalize.Trust
 	var h normalize.Health
 	_ = json.Unmarshal(e["trust"], &t)
 	_ = json.Unmarshal(e["health"], &h)
-	xt := &bindingTrust{Level: t.Level, Signer: t.Signer}
+	xt := &Trust{Level: t.Level, Signer: t.Signer}
 	if !t.CheckedAt.IsZero() {
 		xt.CheckedAt = t.CheckedAt.UTC().Format(time.RFC3339)
 	}
 	for _, p := range t.Problems {
 		xt.Problems = append(xt.Problems, p.Code)
 	}
-	xh := &bindingHealth{Status: h.Status, LatencyMs: h.LatencyMs, Detail: h.Detail}
+	xh := &Health{Status: h.Status, LatencyMs: h.LatencyMs, Detail: h.Detail}
 	if !h.CheckedAt.IsZero() {
 		xh.CheckedAt = h.CheckedAt.UTC().Format(time.RFC3339)
 	}
 	return xt, xh
+}
+
+// EntryString reads a string field of a result entry ("" if absent or not
+// a string).
+func EntryString(e map[string]json.RawMessage, k string) string {
+	var v string
+	_ = json.Unmarshal(e[k], &v)
+	return v
 }

@@ -1,4 +1,4 @@
-package searchapi
+package api
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
@@ -24,23 +25,23 @@ type ardFacetRequest struct {
 	MinCount *int   `json:"minCount"`
 }
 
-// ardBucket is one counted value.
-type ardBucket struct {
+// ARDBucket is one counted value.
+type ARDBucket struct {
 	Value string `json:"value"`
 	Count int    `json:"count"`
 }
 
-// ardFacetResult is one field's answer: the buckets kept, most frequent
+// ARDFacetResult is one field's answer: the buckets kept, most frequent
 // first, and how many counts the buckets left out held.
-type ardFacetResult struct {
-	Buckets    []ardBucket `json:"buckets"`
+type ARDFacetResult struct {
+	Buckets    []ARDBucket `json:"buckets"`
 	OtherCount int         `json:"otherCount"`
 }
 
-// ardExploreResponse is ARD's POST /explore answer.
-type ardExploreResponse struct {
+// ARDExploreResponse is ARD's POST /explore answer.
+type ARDExploreResponse struct {
 	ResultType string                    `json:"resultType"`
-	Facets     map[string]ardFacetResult `json:"facets"`
+	Facets     map[string]ARDFacetResult `json:"facets"`
 }
 
 // parseResultType reads ARD's resultType: an object whose only supported
@@ -50,9 +51,9 @@ func parseResultType(raw json.RawMessage) ([]ardFacetRequest, error) {
 	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
 		var name string
 		if json.Unmarshal(raw, &name) == nil && name != "" && name != "facets" {
-			return nil, notImplemented("resultType %q is not supported; this registry answers resultType.facets", name)
+			return nil, door.NotImplemented("resultType %q is not supported; this registry answers resultType.facets", name)
 		}
-		return nil, invalid(`resultType must be an object such as {"facets": [{"field": "type"}]}`)
+		return nil, door.Invalid(`resultType must be an object such as {"facets": [{"field": "type"}]}`)
 	}
 	var other []string
 	for k := range members {
@@ -62,23 +63,23 @@ func parseResultType(raw json.RawMessage) ([]ardFacetRequest, error) {
 	}
 	if len(other) > 0 {
 		slices.Sort(other)
-		return nil, notImplemented("resultType %s is not supported; this registry answers resultType.facets", strings.Join(other, ", "))
+		return nil, door.NotImplemented("resultType %s is not supported; this registry answers resultType.facets", strings.Join(other, ", "))
 	}
 	var reqs []ardFacetRequest
 	dec := json.NewDecoder(bytes.NewReader(members["facets"]))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&reqs); err != nil || len(reqs) == 0 {
-		return nil, invalid(`resultType.facets must be a non-empty array of {"field", "limit", "minCount"}`)
+		return nil, door.Invalid(`resultType.facets must be a non-empty array of {"field", "limit", "minCount"}`)
 	}
 	for i, f := range reqs {
 		if _, ok := normalize.FacetFields[f.Field]; !ok {
-			return nil, unsupported("resultType.facets[%d].field %q is not supported (one of %s)", i, f.Field, strings.Join(sortedFacetNames(), ", "))
+			return nil, door.Unsupported("resultType.facets[%d].field %q is not supported (one of %s)", i, f.Field, strings.Join(sortedFacetNames(), ", "))
 		}
 		if f.Limit != nil && *f.Limit < 1 {
-			return nil, invalid("resultType.facets[%d].limit must be at least 1", i)
+			return nil, door.Invalid("resultType.facets[%d].limit must be at least 1", i)
 		}
 		if f.MinCount != nil && *f.MinCount < 0 {
-			return nil, invalid("resultType.facets[%d].minCount must not be negative", i)
+			return nil, door.Invalid("resultType.facets[%d].minCount must not be negative", i)
 		}
 	}
 	return reqs, nil
@@ -94,7 +95,7 @@ func sortedFacetNames() []string {
 }
 
 // exploreARD answers POST /explore in ARD's shape.
-func (s *Server) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Query, rawType json.RawMessage) error {
+func (d *Door) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Query, rawType json.RawMessage) error {
 	reqs, err := parseResultType(rawType)
 	if err != nil {
 		return err
@@ -105,11 +106,12 @@ func (s *Server) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Qu
 			fields = append(fields, field)
 		}
 	}
-	_, dist, err := s.exploreCounts(r.Context(), q, fields)
+	q.Access = door.AccessOf(r.Context())
+	_, dist, err := d.engine.Facets(r.Context(), q, fields)
 	if err != nil {
 		return err
 	}
-	out := ardExploreResponse{ResultType: "facets", Facets: map[string]ardFacetResult{}}
+	out := ARDExploreResponse{ResultType: "facets", Facets: map[string]ARDFacetResult{}}
 	for _, f := range reqs {
 		limit, minCount := ardFacetLimit, ardFacetMinCount
 		if f.Limit != nil {
@@ -120,24 +122,24 @@ func (s *Server) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Qu
 		}
 		out.Facets[f.Field] = buckets(dist[normalize.FacetFields[f.Field]], limit, minCount)
 	}
-	writeJSON(w, http.StatusOK, out)
+	door.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // buckets orders counts most frequent first (ties by value), keeps at most
 // limit of those with at least minCount, and sums the rest into otherCount.
-func buckets(counts map[string]int, limit, minCount int) ardFacetResult {
-	all := make([]ardBucket, 0, len(counts))
+func buckets(counts map[string]int, limit, minCount int) ARDFacetResult {
+	all := make([]ARDBucket, 0, len(counts))
 	for v, c := range counts {
-		all = append(all, ardBucket{Value: v, Count: c})
+		all = append(all, ARDBucket{Value: v, Count: c})
 	}
-	slices.SortFunc(all, func(a, b ardBucket) int {
+	slices.SortFunc(all, func(a, b ARDBucket) int {
 		if a.Count != b.Count {
 			return b.Count - a.Count
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
-	res := ardFacetResult{Buckets: []ardBucket{}}
+	res := ARDFacetResult{Buckets: []ARDBucket{}}
 	for _, b := range all {
 		if b.Count >= minCount && len(res.Buckets) < limit {
 			res.Buckets = append(res.Buckets, b)

@@ -1,4 +1,18 @@
-package searchapi
+// Package adp is the door of the ANP Agent Description Protocol (ADP §4.3,
+// adp.discover, carried over HTTP): POST /adp/discover. Tags and query are
+// translated into a searchapi/search Query, with ADP's skill-tag rules
+// (exact, prefix "nlp/*" and parent "nlp" matching "nlp/translation") as a
+// hard filter, and results come back as {agent_card, score, matched_tags}
+// with agent cards in ADP's shape.
+//
+// The score is this registry's relevance score scaled to 0-1, not ADP's
+// five-factor baseline profile (§5): reputation and rating are signals
+// this registry does not have, availability (health) is shown and
+// filtered (live_only) but never scored, and one ranking serves every
+// door. min_score is the search's cut-off on that score; without it the
+// registry's default cut-off applies (not ADP's 0.1: the default is chosen
+// on this registry's scale). It imports the engine and searchapi/door only.
+package adp
 
 import (
 	"encoding/json"
@@ -8,26 +22,26 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
-// POST /adp/discover is the ADP binding (ANP Agent Description Protocol
-// §4.3, adp.discover, carried over HTTP): tags and query are translated into
-// the shared search, with ADP's skill-tag rules (exact, prefix "nlp/*" and
-// parent "nlp" matching "nlp/translation") as a hard filter, and results come
-// back as {agent_card, score, matched_tags} with agent cards in ADP's shape.
-//
-// The score is this registry's relevance score scaled to 0-1, not ADP's
-// five-factor baseline profile (§5): reputation and rating are signals this
-// registry does not have, availability (health) is shown and filtered
-// (live_only) but never scored, and one ranking serves every binding. min_score is the search's cut-off on that score; without it the
-// registry's default cut-off applies (not ADP's 0.1: the default is chosen
-// on this registry's scale).
-
 const defaultADPLimit = 10
 
-// adpRequest is the adp.discover request (§4.3, table 8).
-type adpRequest struct {
+// Door serves POST /adp/discover over an engine.
+type Door struct{ engine *search.Engine }
+
+// New returns the ADP door over e.
+func New(e *search.Engine) *Door { return &Door{engine: e} }
+
+// Routes are the door's one route, answering errors with ADP's status
+// names.
+func (d *Door) Routes() []door.Route {
+	return []door.Route{{Pattern: "POST /adp/discover", Handle: d.handleADPDiscover, Shape: adpError}}
+}
+
+// Request is the adp.discover request (§4.3, table 8).
+type Request struct {
 	Tags       []string        `json:"tags"`
 	Query      *string         `json:"query"`
 	Limit      json.RawMessage `json:"limit"`
@@ -39,27 +53,28 @@ type adpRequest struct {
 	LiveOnly   bool `json:"live_only"`
 }
 
-// adpResponse is the adp.discover response (table 9).
-type adpResponse struct {
-	Results []adpResult `json:"results"`
+// Response is the adp.discover response (table 9).
+type Response struct {
+	Results []Result `json:"results"`
 }
 
-type adpResult struct {
+// Result is one agent of a Response.
+type Result struct {
 	AgentCard   json.RawMessage `json:"agent_card"`
 	Score       float64         `json:"score"`
 	MatchedTags []string        `json:"matched_tags"`
 	// Trust and Health (extensions) are the record's, beside the score
 	// they do not enter.
-	Trust  *bindingTrust  `json:"trust,omitempty"`
-	Health *bindingHealth `json:"health,omitempty"`
+	Trust  *door.Trust  `json:"trust,omitempty"`
+	Health *door.Health `json:"health,omitempty"`
 }
 
 // adpError answers errors with ADP's status names (INVALID_REQUEST,
 // UNAUTHORIZED, ...), our message and correlation id.
-func adpError(ae *APIError, cid string) any {
+func adpError(ae *door.APIError, cid string) any {
 	code := map[string]string{
-		CodeInvalidRequest: "INVALID_REQUEST", CodeUnsupportedFilter: "INVALID_REQUEST", CodeUnauthorized: "UNAUTHORIZED",
-		CodeForbidden: "UNAUTHORIZED", CodeNotFound: "NOT_FOUND", CodeRateLimited: "BUSY", CodeUnavailable: "BUSY",
+		door.CodeInvalidRequest: "INVALID_REQUEST", door.CodeUnsupportedFilter: "INVALID_REQUEST", door.CodeUnauthorized: "UNAUTHORIZED",
+		door.CodeForbidden: "UNAUTHORIZED", door.CodeNotFound: "NOT_FOUND", door.CodeRateLimited: "BUSY", door.CodeUnavailable: "BUSY",
 	}[ae.Code]
 	if code == "" {
 		code = "INTERNAL_ERROR"
@@ -73,7 +88,7 @@ var adpAttributes = []string{"skillNames", "constraints", "seq", "ttl"}
 
 // adpQuery translates an adp.discover request into the shared query; the
 // text is the query, or the words of the tags when there is none.
-func adpQuery(req *adpRequest) (q *search.Query, err error) {
+func adpQuery(req *Request) (q *search.Query, err error) {
 	text := ""
 	if req.Query != nil {
 		text = strings.TrimSpace(*req.Query)
@@ -85,7 +100,7 @@ func adpQuery(req *adpRequest) (q *search.Query, err error) {
 		}
 	}
 	if text == "" && len(tags) == 0 {
-		return nil, invalid("tags or query is required")
+		return nil, door.Invalid("tags or query is required")
 	}
 	if text == "" {
 		text = strings.Join(strings.FieldsFunc(strings.Join(tags, " "), func(r rune) bool { return r == '/' || r == '*' || r == ' ' }), " ")
@@ -100,12 +115,12 @@ func adpQuery(req *adpRequest) (q *search.Query, err error) {
 	q.PageSize = defaultADPLimit
 	if len(req.Limit) > 0 {
 		if q.PageSize, err = search.ParsePageSize(req.Limit, nil); err != nil {
-			return nil, invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
+			return nil, door.Invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
 		}
 	}
 	if req.MinScore != nil {
 		if *req.MinScore < 0 || *req.MinScore > 1 {
-			return nil, invalid("min_score must be from 0.0 to 1.0")
+			return nil, door.Invalid("min_score must be from 0.0 to 1.0")
 		}
 		v := int(math.Ceil(*req.MinScore*100 - 1e-9))
 		q.MinScore = &v
@@ -119,26 +134,27 @@ func adpQuery(req *adpRequest) (q *search.Query, err error) {
 	return q, nil
 }
 
-func (s *Server) handleADPDiscover(w http.ResponseWriter, r *http.Request) error {
-	var req adpRequest
-	if _, err := decodeBody(w, r, &req); err != nil {
+func (d *Door) handleADPDiscover(w http.ResponseWriter, r *http.Request) error {
+	var req Request
+	if _, err := door.DecodeBody(w, r, &req); err != nil {
 		return err
 	}
 	q, err := adpQuery(&req)
 	if err != nil {
 		return err
 	}
-	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	q.Access = door.AccessOf(r.Context())
+	ans, err := d.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
 	if err != nil {
 		return err
 	}
-	out := adpResponse{Results: make([]adpResult, 0, len(ans.Hits))}
+	out := Response{Results: make([]Result, 0, len(ans.Hits))}
 	for _, h := range ans.Hits {
-		r := adpResult{AgentCard: agentCard(h), Score: search.Round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)}
-		r.Trust, r.Health = bindingTrustHealth(h.Entry)
+		r := Result{AgentCard: agentCard(h), Score: search.Round3(h.Score / 100), MatchedTags: matchedSkills(h.Entry, req.Tags)}
+		r.Trust, r.Health = door.TrustHealth(h.Entry)
 		out.Results = append(out.Results, r)
 	}
-	writeJSON(w, http.StatusOK, out)
+	door.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -184,18 +200,18 @@ func appendDistinct(l []string, s string) []string {
 // tools, endpoints, constraints, seq and metadata.
 func agentCard(h federation.Hit) json.RawMessage {
 	e := h.Entry
-	if normalize.CanonicalType(entryString(e, "type")) == normalize.TypeADP {
+	if normalize.CanonicalType(door.EntryString(e, "type")) == normalize.TypeADP {
 		var card map[string]json.RawMessage
 		if json.Unmarshal(e["data"], &card) == nil && len(card["name"]) > 0 {
 			if _, ok := card["id"]; !ok {
-				card["id"] = mustJSON(h.Identifier)
+				card["id"] = door.MustJSON(h.Identifier)
 			}
-			return mustJSON(card)
+			return door.MustJSON(card)
 		}
 	}
-	card := map[string]any{"id": h.Identifier, "name": entryString(e, "displayName")}
+	card := map[string]any{"id": h.Identifier, "name": door.EntryString(e, "displayName")}
 	for k, field := range map[string]string{"description": "description", "version": "version"} {
-		if v := entryString(e, field); v != "" {
+		if v := door.EntryString(e, field); v != "" {
 			card[k] = v
 		}
 	}
@@ -238,7 +254,7 @@ func agentCard(h federation.Hit) json.RawMessage {
 		card["seq"] = seq
 	}
 	md := map[string]any{}
-	if u := entryString(e, "updatedAt"); u != "" {
+	if u := door.EntryString(e, "updatedAt"); u != "" {
 		md["updated_at"] = u
 	}
 	if ttl := e["ttl"]; len(ttl) > 0 && string(ttl) != "0" {
@@ -247,7 +263,7 @@ func agentCard(h federation.Hit) json.RawMessage {
 	if len(md) > 0 {
 		card["metadata"] = md
 	}
-	return mustJSON(card)
+	return door.MustJSON(card)
 }
 
 // leafSkills drops the parents the index adds to hierarchical skills

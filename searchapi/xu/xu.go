@@ -1,4 +1,13 @@
-package searchapi
+// Package xu is the door of the Efficient Agent Discovery Profile
+// (draft-xu-efficient-agent-discovery-profile): POST /discover. Its
+// Discovery Request (§5) is translated into a searchapi/search Query, and
+// the engine's answer into its Discovery Response (§6); errors are
+// answered in its error model (§12). This registry is a D2
+// (evidence-based) discovery service: hard filters applied, hard
+// constraints it cannot apply listed in unsupported_filters, evidence,
+// score components and freshness when asked. It imports the engine and
+// searchapi/door only.
+package xu
 
 import (
 	"encoding/json"
@@ -11,25 +20,39 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/federation"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
 
-// POST /discover is the Efficient Agent Discovery Profile binding
-// (draft-xu-efficient-agent-discovery-profile): its Discovery Request (§5) is
-// translated into the shared search, and the shared result into its
-// Discovery Response (§6). This registry is a D2 (evidence-based) discovery
-// service: hard filters applied, hard constraints it cannot apply listed in
-// unsupported_filters, evidence, score components and freshness when asked.
+// Door serves POST /discover over an engine.
+type Door struct {
+	engine *search.Engine
+	now    func() time.Time
+}
 
-// xuConformance is the value of the xuConformanceHeader on every answer.
+// New returns the xu door over e; now is the clock of generated_at (nil:
+// time.Now).
+func New(e *search.Engine, now func() time.Time) *Door {
+	if now == nil {
+		now = time.Now
+	}
+	return &Door{engine: e, now: now}
+}
+
+// Routes are the door's one route, answering errors in xu's model.
+func (d *Door) Routes() []door.Route {
+	return []door.Route{{Pattern: "POST /discover", Handle: d.handleDiscover, Shape: xuError}}
+}
+
+// Conformance is the value of the ConformanceHeader on every answer.
 const (
-	xuConformanceHeader = "Discovery-Profile"
-	xuConformance       = "draft-xu-efficient-agent-discovery-profile-00; level=D2"
+	ConformanceHeader = "Discovery-Profile"
+	Conformance       = "draft-xu-efficient-agent-discovery-profile-00; level=D2"
 )
 
-// xuRequest is the Discovery Request (§5.1), plus federation (Agent
+// Request is the Discovery Request (§5.1), plus federation (Agent
 // Finder's mode, auto when absent).
-type xuRequest struct {
+type Request struct {
 	Query           *string                    `json:"query"`
 	RequiredTags    []string                   `json:"required_tags"`
 	PreferredTags   []string                   `json:"preferred_tags"`
@@ -43,32 +66,32 @@ type xuRequest struct {
 	Federation      *string                    `json:"federation"`
 }
 
-// xuResponse is the Discovery Response (§6.1).
-type xuResponse struct {
+// Response is the Discovery Response (§6.1).
+type Response struct {
 	RequestID          string         `json:"request_id"`
 	GeneratedAt        string         `json:"generated_at"`
 	AppliedFilters     map[string]any `json:"applied_filters"`
 	UnsupportedFilters []string       `json:"unsupported_filters"`
 	Warnings           []string       `json:"warnings"`
-	Candidates         []xuCandidate  `json:"candidates"`
+	Candidates         []Candidate    `json:"candidates"`
 }
 
-// xuCandidate is one candidate (§6.1 table 7, §10 provenance). Which
+// Candidate is one candidate (§6.1 table 7, §10 provenance). Which
 // fields are set depends on detail and include_evidence.
-type xuCandidate struct {
+type Candidate struct {
 	ID              string             `json:"id"`
 	Name            string             `json:"name,omitempty"`
 	Description     string             `json:"description,omitempty"`
 	URL             string             `json:"url,omitempty"` // the catalog entry's url: where to resolve further
-	Bindings        []xuBinding        `json:"bindings"`
+	Bindings        []Binding          `json:"bindings"`
 	Score           float64            `json:"score"`
 	ScoreComponents map[string]float64 `json:"score_components,omitempty"`
 	MatchedTags     []string           `json:"matched_tags,omitempty"`
-	MatchedExamples []xuExample        `json:"matched_examples,omitempty"`
+	MatchedExamples []Example          `json:"matched_examples,omitempty"`
 	Status          string             `json:"status"`
-	Trust           *bindingTrust      `json:"trust,omitempty"`
-	Health          *bindingHealth     `json:"health,omitempty"`
-	Freshness       *xuFreshness       `json:"freshness,omitempty"`
+	Trust           *door.Trust        `json:"trust,omitempty"`
+	Health          *door.Health       `json:"health,omitempty"`
+	Freshness       *Freshness         `json:"freshness,omitempty"`
 	Redacted        bool               `json:"redacted,omitempty"`
 	Tags            []string           `json:"tags,omitempty"`
 	Metadata        json.RawMessage    `json:"metadata,omitempty"` // detail=full: the whole record
@@ -77,24 +100,27 @@ type xuCandidate struct {
 	ReceivedAt      string             `json:"received_at,omitempty"`
 }
 
-type xuBinding struct {
+// Binding is one way to reach a candidate.
+type Binding struct {
 	Protocol         string `json:"protocol"`
 	Endpoint         string `json:"endpoint"`
 	InteractionModel string `json:"interaction_model,omitempty"`
 }
 
-type xuExample struct {
+// Example is a matched representative query or example and its score.
+type Example struct {
 	Text  string  `json:"text"`
 	Score float64 `json:"score"`
 }
 
-type xuFreshness struct {
+// Freshness says when a candidate's metadata changed and when it was indexed.
+type Freshness struct {
 	MetadataUpdatedAt string `json:"metadata_updated_at,omitempty"`
 	IndexedAt         string `json:"indexed_at,omitempty"`
 }
 
 // xuError is the §12 error model.
-func xuError(ae *APIError, cid string) any {
+func xuError(ae *door.APIError, cid string) any {
 	e := map[string]any{"code": ae.Code, "message": ae.Message, "correlation_id": cid}
 	if ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusServiceUnavailable {
 		e["retry_after"] = 1
@@ -118,9 +144,9 @@ var xuFlags = map[string]func(q *search.Query) error{
 
 // xuQuery translates a Discovery Request into the shared query. Constraints
 // it cannot apply are returned, not refused (§5.1, §13.3).
-func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupportedFilters []string, err error) {
+func xuQuery(req *Request) (q *search.Query, applied map[string]any, unsupportedFilters []string, err error) {
 	if req.Query == nil || strings.TrimSpace(*req.Query) == "" {
-		return nil, nil, nil, invalid("query is required and must not be empty")
+		return nil, nil, nil, door.Invalid("query is required and must not be empty")
 	}
 	q = &search.Query{Evidence: req.IncludeEvidence}
 	if q.Text, err = search.ParseText(req.Query, true); err != nil {
@@ -130,12 +156,12 @@ func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupport
 		return nil, nil, nil, err
 	}
 	if q.PageSize, err = search.ParsePageSize(nil, req.Limit); err != nil {
-		return nil, nil, nil, invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
+		return nil, nil, nil, door.Invalid("limit must be an integer from 1 to %d", search.MaxPageSize)
 	}
 	switch req.Detail {
 	case "", "summary", "minimal", "full":
 	default:
-		return nil, nil, nil, invalid("detail must be minimal, summary or full")
+		return nil, nil, nil, door.Invalid("detail must be minimal, summary or full")
 	}
 	applied = map[string]any{}
 	for _, f := range []struct {
@@ -160,7 +186,7 @@ func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupport
 		if flag, ok := xuFlags[k]; ok {
 			var on bool
 			if err := json.Unmarshal(req.Constraints[k], &on); err != nil {
-				return nil, nil, nil, invalid("constraints.%s must be true or false", k)
+				return nil, nil, nil, door.Invalid("constraints.%s must be true or false", k)
 			}
 			if on {
 				if err := flag(q); err != nil {
@@ -177,7 +203,7 @@ func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupport
 		}
 		var secs float64
 		if err := json.Unmarshal(req.Constraints[k], &secs); err != nil || secs <= 0 || secs > 1e9 {
-			return nil, nil, nil, invalid("constraints.%s must be a positive number of seconds", k)
+			return nil, nil, nil, door.Invalid("constraints.%s must be a positive number of seconds", k)
 		}
 		set(q, time.Duration(secs*float64(time.Second)))
 		appliedConstraints[k] = secs
@@ -188,27 +214,28 @@ func xuQuery(req *xuRequest) (q *search.Query, applied map[string]any, unsupport
 	return q, applied, unsupportedFilters, nil
 }
 
-func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set(xuConformanceHeader, xuConformance)
-	var req xuRequest
-	if _, err := decodeBody(w, r, &req); err != nil {
+func (d *Door) handleDiscover(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set(ConformanceHeader, Conformance)
+	var req Request
+	if _, err := door.DecodeBody(w, r, &req); err != nil {
 		return err
 	}
 	q, applied, unsup, err := xuQuery(&req)
 	if err != nil {
 		return err
 	}
-	ans, err := s.runSearch(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	q.Access = door.AccessOf(r.Context())
+	ans, err := d.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
 	if err != nil {
 		return err
 	}
-	out := xuResponse{
-		RequestID:          correlationID(r.Context()),
-		GeneratedAt:        s.now().UTC().Format(time.RFC3339),
+	out := Response{
+		RequestID:          door.CorrelationID(r.Context()),
+		GeneratedAt:        d.now().UTC().Format(time.RFC3339),
 		AppliedFilters:     applied,
 		UnsupportedFilters: unsup,
 		Warnings:           []string{},
-		Candidates:         make([]xuCandidate, 0, len(ans.Hits)),
+		Candidates:         make([]Candidate, 0, len(ans.Hits)),
 	}
 	if out.UnsupportedFilters == nil {
 		out.UnsupportedFilters = []string{}
@@ -233,7 +260,7 @@ func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
 	if federated > 0 && (q.MaxIndexAge > 0 || q.MaxMetadataAge > 0) {
 		out.Warnings = append(out.Warnings, "freshness constraints apply to this registry's own records; federated candidates carry received_at")
 	}
-	writeJSON(w, http.StatusOK, out)
+	door.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -242,19 +269,19 @@ func (s *Server) handleDiscover(w http.ResponseWriter, r *http.Request) error {
 // description and freshness) or full (also tags, private endpoints and the
 // whole record). Endpoints on private or internal networks are left out
 // below full and the candidate marked redacted (§7.4).
-func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandidate {
+func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) Candidate {
 	e := h.Entry
-	c := xuCandidate{
+	c := Candidate{
 		ID:     h.Identifier,
 		Score:  search.Round3(h.Score / 100),
-		Status: entryString(e, "status"),
+		Status: door.EntryString(e, "status"),
 	}
 	if c.Status == "" {
 		c.Status = "active"
 	}
-	c.Trust, c.Health = bindingTrustHealth(e)
+	c.Trust, c.Health = door.TrustHealth(e)
 	c.Bindings, c.Redacted = xuBindings(e, detail)
-	if u := entryString(e, "url"); u != "" {
+	if u := door.EntryString(e, "url"); u != "" {
 		if detail != "full" && privateEndpoint(u) {
 			c.Redacted = true
 		} else {
@@ -262,13 +289,13 @@ func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandida
 		}
 	}
 	if detail != "minimal" {
-		c.Name = entryString(e, "displayName")
-		c.Description = entryString(e, "description")
-		c.Freshness = &xuFreshness{MetadataUpdatedAt: entryString(e, "updatedAt"), IndexedAt: entryString(e, "indexedAt")}
+		c.Name = door.EntryString(e, "displayName")
+		c.Description = door.EntryString(e, "description")
+		c.Freshness = &Freshness{MetadataUpdatedAt: door.EntryString(e, "updatedAt"), IndexedAt: door.EntryString(e, "indexedAt")}
 	}
 	if detail == "full" {
 		_ = json.Unmarshal(e["tags"], &c.Tags)
-		c.Metadata = mustJSON(e)
+		c.Metadata = door.MustJSON(e)
 	}
 	if withEvidence {
 		c.addEvidence(e["evidence"])
@@ -281,14 +308,14 @@ func xuCandidateOf(h federation.Hit, detail string, withEvidence bool) xuCandida
 
 // xuBindings are the entry's bindings with an endpoint; below full detail
 // those on private or internal networks are left out and redacted says so.
-func xuBindings(e map[string]json.RawMessage, detail string) (out []xuBinding, redacted bool) {
+func xuBindings(e map[string]json.RawMessage, detail string) (out []Binding, redacted bool) {
 	var bs []struct {
 		Protocol  string `json:"protocol"`
 		URL       string `json:"url"`
 		Transport string `json:"transport"`
 	}
 	_ = json.Unmarshal(e["bindings"], &bs)
-	out = []xuBinding{}
+	out = []Binding{}
 	for _, b := range bs {
 		if b.URL == "" {
 			continue
@@ -297,20 +324,20 @@ func xuBindings(e map[string]json.RawMessage, detail string) (out []xuBinding, r
 			redacted = true
 			continue
 		}
-		out = append(out, xuBinding{Protocol: b.Protocol, Endpoint: b.URL, InteractionModel: b.Transport})
+		out = append(out, Binding{Protocol: b.Protocol, Endpoint: b.URL, InteractionModel: b.Transport})
 	}
 	return out, redacted
 }
 
 // addEvidence fills the candidate's evidence from the entry's (raw), every
 // member present even when empty.
-func (c *xuCandidate) addEvidence(raw json.RawMessage) {
+func (c *Candidate) addEvidence(raw json.RawMessage) {
 	var ev search.Evidence
 	if json.Unmarshal(raw, &ev) == nil {
 		c.ScoreComponents = ev.ScoreComponents
 		c.MatchedTags = ev.MatchedTags
 		for _, m := range ev.MatchedExamples {
-			c.MatchedExamples = append(c.MatchedExamples, xuExample{Text: m.Text, Score: m.Score})
+			c.MatchedExamples = append(c.MatchedExamples, Example{Text: m.Text, Score: m.Score})
 		}
 	}
 	if c.ScoreComponents == nil {
@@ -320,19 +347,19 @@ func (c *xuCandidate) addEvidence(raw json.RawMessage) {
 		c.MatchedTags = []string{}
 	}
 	if c.MatchedExamples == nil {
-		c.MatchedExamples = []xuExample{}
+		c.MatchedExamples = []Example{}
 	}
 }
 
 // setOrigin says where a federated hit came from: the registry that served
 // it, the authority (its publisher, else that registry's host) and when it
 // arrived.
-func (c *xuCandidate) setOrigin(h federation.Hit) {
+func (c *Candidate) setOrigin(h federation.Hit) {
 	c.OriginService = h.OriginService
 	if c.OriginService == "" {
 		c.OriginService = h.Source
 	}
-	c.OriginAuthority = entryString(h.Entry, "publisher")
+	c.OriginAuthority = door.EntryString(h.Entry, "publisher")
 	if c.OriginAuthority == "" {
 		if u, err := url.Parse(c.OriginService); err == nil {
 			c.OriginAuthority = u.Hostname()
@@ -341,14 +368,6 @@ func (c *xuCandidate) setOrigin(h federation.Hit) {
 	if !h.ReceivedAt.IsZero() {
 		c.ReceivedAt = h.ReceivedAt.UTC().Format(time.RFC3339)
 	}
-}
-
-// entryString reads a string field of a result entry ("" if absent or not
-// a string).
-func entryString(e map[string]json.RawMessage, k string) string {
-	var v string
-	_ = json.Unmarshal(e[k], &v)
-	return v
 }
 
 // privateEndpoint reports an endpoint on a private or internal network: a

@@ -1,4 +1,4 @@
-package searchapi
+package web
 
 import (
 	"cmp"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
-	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // siteQuery is the search page's state as its URL holds it:
@@ -51,20 +51,20 @@ func parseSiteQuery(v url.Values) (*siteQuery, error) {
 		case "1", "true", "on":
 			*t.on = true
 		default:
-			return nil, invalid("%s must be 1 or 0", t.name)
+			return nil, door.Invalid("%s must be 1 or 0", t.name)
 		}
 	}
 	if f := v.Get("federation"); f != "" {
 		m, err := federation.ParseMode(f)
 		if err != nil {
-			return nil, invalid("federation must be auto, referrals or none")
+			return nil, door.Invalid("federation must be auto, referrals or none")
 		}
 		sq.federation = string(m)
 	}
 	if p := v.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			return nil, invalid("page must be a whole number from 1")
+			return nil, door.Invalid("page must be a whole number from 1")
 		}
 		sq.page = n
 	}
@@ -106,20 +106,20 @@ func (sq *siteQuery) searchQuery() (*search.Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	return search.ParseRequest(&search.Request{Query: raw, PageSize: json.RawMessage(strconv.Itoa(sitePageSize))}, nil, true)
+	return search.ParseRequest(&search.Request{Query: raw, PageSize: json.RawMessage(strconv.Itoa(PageSize))}, nil, true)
 }
 
 // page0 is the layout's part of every search page.
-func (sq *siteQuery) page0() web.Page {
-	p := web.Page{Title: sq.text, Query: sq.text, Federation: sq.federation, Section: "search"}
+func (sq *siteQuery) page0() Page {
+	p := Page{Title: sq.text, Query: sq.text, Federation: sq.federation, Section: "search"}
 	for _, f := range sq.filters() {
 		for _, v := range f.vals {
-			p.Hidden = append(p.Hidden, web.Param{Name: f.param, Value: v})
+			p.Hidden = append(p.Hidden, Param{Name: f.param, Value: v})
 		}
 	}
 	for _, t := range sq.toggles() {
 		if t.on {
-			p.Hidden = append(p.Hidden, web.Param{Name: t.param, Value: "1"})
+			p.Hidden = append(p.Hidden, Param{Name: t.param, Value: "1"})
 		}
 	}
 	return p
@@ -135,7 +135,7 @@ type siteFacet struct {
 }
 
 func (sq *siteQuery) filters() []siteFacet {
-	typeLabel := func(v string) string { l, _ := web.TypeLabel(v); return l }
+	typeLabel := func(v string) string { l, _ := TypeLabel(v); return l }
 	same := func(s string) string { return s }
 	return []siteFacet{
 		{"type", normalize.FieldType, "Type", 8, typeLabel, sq.types},
@@ -207,8 +207,8 @@ func sortedCounts(m map[string]int, keep func(string) bool, limit int) []facetCo
 }
 
 // facetGroups builds the facets and the toggles of a results page.
-func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]int) ([]web.FacetGroup, []web.FacetValue) {
-	var groups []web.FacetGroup
+func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]int) ([]FacetGroup, []FacetValue) {
+	var groups []FacetGroup
 	for _, f := range sq.filters() {
 		selected := func(v string) (string, bool) {
 			for _, u := range f.vals {
@@ -218,28 +218,28 @@ func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]i
 			}
 			return "", false
 		}
-		g := web.FacetGroup{Name: f.name, Param: f.param}
+		g := FacetGroup{Name: f.name, Param: f.param}
 		seen := map[string]bool{}
 		for _, c := range sortedCounts(counts[f.field], func(v string) bool { _, ok := selected(v); return ok }, f.limit) {
-			fv := web.FacetValue{Label: f.label(c.value), Count: c.count, URL: web.ToggleParam(vals, f.param, c.value)}
+			fv := FacetValue{Label: f.label(c.value), Count: c.count, URL: ToggleParam(vals, f.param, c.value)}
 			if u, ok := selected(c.value); ok {
-				fv.Selected, fv.URL = true, web.ToggleParam(vals, f.param, u)
+				fv.Selected, fv.URL = true, ToggleParam(vals, f.param, u)
 				seen[u] = true
 			}
 			g.Values = append(g.Values, fv)
 		}
 		for _, u := range f.vals { // selected but counted nowhere: still removable
 			if !seen[u] {
-				g.Values = append(g.Values, web.FacetValue{Label: f.label(u), Selected: true, URL: web.ToggleParam(vals, f.param, u)})
+				g.Values = append(g.Values, FacetValue{Label: f.label(u), Selected: true, URL: ToggleParam(vals, f.param, u)})
 			}
 		}
 		groups = append(groups, g)
 	}
-	var toggles []web.FacetValue
+	var toggles []FacetValue
 	for _, t := range sq.toggles() {
-		fv := web.FacetValue{Label: t.label, Selected: t.on, Count: counts[t.field][t.value], URL: web.SetParam(vals, t.param, "1")}
+		fv := FacetValue{Label: t.label, Selected: t.on, Count: counts[t.field][t.value], URL: SetParam(vals, t.param, "1")}
 		if t.on {
-			fv.URL = web.SetParam(vals, t.param, "")
+			fv.URL = SetParam(vals, t.param, "")
 		}
 		toggles = append(toggles, fv)
 	}
@@ -247,16 +247,16 @@ func (sq *siteQuery) facetGroups(vals url.Values, counts map[string]map[string]i
 }
 
 // active lists the filters in force, each with the link that removes it.
-func (sq *siteQuery) active(vals url.Values) []web.FacetValue {
-	var out []web.FacetValue
+func (sq *siteQuery) active(vals url.Values) []FacetValue {
+	var out []FacetValue
 	for _, f := range sq.filters() {
 		for _, u := range f.vals {
-			out = append(out, web.FacetValue{Label: f.name + ": " + f.label(u), Selected: true, URL: web.ToggleParam(vals, f.param, u)})
+			out = append(out, FacetValue{Label: f.name + ": " + f.label(u), Selected: true, URL: ToggleParam(vals, f.param, u)})
 		}
 	}
 	for _, t := range sq.toggles() {
 		if t.on {
-			out = append(out, web.FacetValue{Label: t.label, Selected: true, URL: web.SetParam(vals, t.param, "")})
+			out = append(out, FacetValue{Label: t.label, Selected: true, URL: SetParam(vals, t.param, "")})
 		}
 	}
 	return out

@@ -1,0 +1,12 @@
+// Package door is what every door of the registry shares: a door is a
+// package that turns one protocol's requests into searchapi/search
+// queries and the engine's answers into that protocol's answers (the
+// Agent Finder API, xu, HAIDIP, ADP, MCP, the site). A door exports its
+// routes (Route), each with the error shape it answers in; the server
+// (searchapi) mounts them with one line each and runs its middleware
+// (auth, rate limits, CORS, body limits, metrics) around them. Here live
+// the error model (APIError, Classify, the codes), the request context a
+// door reads (AccessOf, CorrelationID), bounded body reading and JSON
+// writing. It imports the engine and the filter language only; doors
+// import it, never each other.
+package door
