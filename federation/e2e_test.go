@@ -84,7 +84,7 @@ func newInstance(t *testing.T, prefix string, catalogs map[string][]byte, fed fu
 	in.url = "http://" + ts.Listener.Addr().String()
 	// No cut-off: these tests follow results through the federation, not
 	// their relevance (searchapi's relevance tests cover the cut-off).
-	cfg := searchapi.Config{Index: idx, PublicURL: in.url, Meili: ms.Client, MinScore: -1}
+	cfg := searchapi.Config{Index: idx, PublicURL: in.url, Meili: ms.Client, MinScore: new(int)}
 	if fed != nil {
 		fc := fed(in.url)
 		fc.Name = ts.Listener.Addr().String()

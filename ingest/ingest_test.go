@@ -328,7 +328,7 @@ func TestSettingsAppliedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(s.SearchableAttributes, searchableAttributes) {
+	if !slices.Equal(s.SearchableAttributes, normalize.SearchableFields()) {
 		t.Fatalf("searchable = %v", s.SearchableAttributes)
 	}
 	if s.Pagination.MaxTotalHits != normalize.MaxTotalHits || !slices.Contains(s.FilterableAttributes, normalize.FieldExpiresAtTs) {

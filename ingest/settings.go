@@ -9,31 +9,6 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// searchableAttributes are in the order Meilisearch's "attribute" ranking
-// rule weighs them: a match earlier in the list ranks higher.
-//   - displayName first: people search for an agent by its name.
-//   - identifier next: a URN or package name typed verbatim should find its entry.
-//   - capabilities, skillNames, tags, skills: what the agent does, said tersely
-//     by the publisher; the strongest signal after the name.
-//   - representativeQueries and examples: phrasings users actually type, so
-//     they match queries well but are long and noisy, hence after the terms.
-//   - description: long free prose, matches almost anything; weigh it low.
-//   - publisher and host.displayName last: "acme" should find acme's agents,
-//     but a company name in a query is weaker than what the agent does.
-var searchableAttributes = []string{
-	normalize.FieldDisplayName,
-	normalize.FieldIdentifier,
-	normalize.FieldCapabilities,
-	"skillNames",
-	normalize.FieldTags,
-	normalize.FieldSkills,
-	"representativeQueries",
-	"examples",
-	"description",
-	normalize.FieldPublisher,
-	"host.displayName",
-}
-
 // rankingRules: Meilisearch's defaults, with "attribute" moved before
 // "proximity". Agent entries are short fields, not prose: a query word found
 // in the name or capabilities matters more than two words sitting close
@@ -74,7 +49,7 @@ func desiredSettings(dims int) *meilisearch.Settings {
 	tt := typoTolerance
 	s := &meilisearch.Settings{
 		RankingRules:         slices.Clone(rankingRules),
-		SearchableAttributes: slices.Clone(searchableAttributes),
+		SearchableAttributes: normalize.SearchableFields(),
 		FilterableAttributes: normalize.FilterableFields(),
 		SortableAttributes:   normalize.SortableFields(),
 		TypoTolerance:        &tt,

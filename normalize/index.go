@@ -233,3 +233,33 @@ func FilterableFields() []string {
 func SortableFields() []string {
 	return slices.Sorted(maps.Values(SortFields))
 }
+
+// searchableFields are the fields Meilisearch searches, in the order Meilisearch's "attribute" ranking
+// rule weighs them: a match earlier in the list ranks higher.
+//   - displayName first: people search for an agent by its name.
+//   - identifier next: a URN or package name typed verbatim should find its entry.
+//   - capabilities, skillNames, tags, skills: what the agent does, said tersely
+//     by the publisher; the strongest signal after the name.
+//   - representativeQueries and examples: phrasings users actually type, so
+//     they match queries well but are long and noisy, hence after the terms.
+//   - description: long free prose, matches almost anything; weigh it low.
+//   - publisher and host.displayName last: "acme" should find acme's agents,
+//     but a company name in a query is weaker than what the agent does.
+var searchableFields = []string{
+	FieldDisplayName,
+	FieldIdentifier,
+	FieldCapabilities,
+	"skillNames",
+	FieldTags,
+	FieldSkills,
+	"representativeQueries",
+	"examples",
+	"description",
+	FieldPublisher,
+	"host.displayName",
+}
+
+// SearchableFields returns the index's searchable attributes in ranking
+// order (a copy): ingest applies them, and tests build their indexes with
+// them.
+func SearchableFields() []string { return slices.Clone(searchableFields) }

@@ -14,9 +14,14 @@ import (
 // search result and the registry book all read text through it.
 func Words(text string) []string {
 	text = strings.ToLower(norm.NFKC.String(text))
-	return strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r)
-	})
+	return strings.FieldsFunc(text, func(r rune) bool { return !IsWordRune(r) })
+}
+
+// IsWordRune reports whether r belongs to a word of Words: a letter, a
+// digit or a combining mark. The search page cuts the text it highlights
+// by it, so it highlights the words a search read.
+func IsWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
 // IsStopWord reports whether w, a word of Words, says how something is asked

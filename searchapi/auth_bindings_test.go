@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentfinder/agentfinder/searchapi/door"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // bearerTransport adds an Authorization header to every request, as an MCP
@@ -57,14 +58,14 @@ func TestMCPAuth(t *testing.T) {
 		return ids
 	}
 	hidden := "urn:ai:hr.example:agent:payroll-0"
-	anon := mcpSession(t, f.http.URL+"/mcp", f.http.Client())
+	anon := searchtest.MCPSession(t, f.http.URL+"/mcp", f.http.Client())
 	if hr, pub := hrSeen(searchIDs(anon)); hr || !pub {
 		t.Fatalf("anonymous MCP search: hr %v public %v", hr, pub)
 	}
 	if res := callTool(t, anon, "get_agent", map[string]any{"identifier": hidden}, nil); !res.IsError {
 		t.Fatalf("anonymous get_agent of a hidden record succeeded: %s", toolText(res))
 	}
-	keyed := mcpSession(t, f.http.URL+"/mcp", &http.Client{Transport: bearerTransport{"hr-secret", f.http.Client().Transport}})
+	keyed := searchtest.MCPSession(t, f.http.URL+"/mcp", &http.Client{Transport: bearerTransport{"hr-secret", f.http.Client().Transport}})
 	if hr, pub := hrSeen(searchIDs(keyed)); !hr || !pub {
 		t.Fatalf("hr key MCP search: hr %v public %v", hr, pub)
 	}
@@ -78,7 +79,7 @@ func TestMCPAuth(t *testing.T) {
 		_ = cs.Close()
 		t.Fatal("anonymous MCP session accepted in required mode")
 	}
-	rs := mcpSession(t, req.http.URL+"/mcp", &http.Client{Transport: bearerTransport{"hr-secret", req.http.Client().Transport}})
+	rs := searchtest.MCPSession(t, req.http.URL+"/mcp", &http.Client{Transport: bearerTransport{"hr-secret", req.http.Client().Transport}})
 	if hr, _ := hrSeen(searchIDs(rs)); !hr {
 		t.Fatal("required mode, hr key: hr records missing")
 	}

@@ -31,7 +31,7 @@ func TestForwardAuthToUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(fed.Close)
-		cfg := Config{PublicURL: "https://front.test.example", PageTokenKey: []byte("k"), MinScore: -1, Now: func() time.Time { return testNow },
+		cfg := Config{PublicURL: "https://front.test.example", PageTokenKey: []byte("k"), MinScore: new(int), Now: func() time.Time { return testNow },
 			Auth: AuthOptional, Verifiers: []Verifier{keys}, Federation: fed}
 		return serveRecords(t, "authfront", nil, nil, nil, cfg, nil)
 	}

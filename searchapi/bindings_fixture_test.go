@@ -28,7 +28,7 @@ func newBindingsFixture(t testing.TB, mut func(*Config)) *fixture {
 	}
 	// No cut-off: the bindings' tests are about their shapes and filters on
 	// a small catalog; relevance_test.go tests the cut-off and its reason.
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "bindings", recs, nil, nil, cfg, mut)
 }

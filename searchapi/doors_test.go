@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/haidip"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 	"github.com/agentfinder/agentfinder/searchapi/xu"
 )
 
@@ -15,7 +16,7 @@ import (
 // over the one search, so each gets the same top result.
 func TestFiveDoors(t *testing.T) {
 	f := newBindingsFixture(t, nil)
-	cs := mcpSession(t, f.http.URL+"/mcp", f.http.Client())
+	cs := searchtest.MCPSession(t, f.http.URL+"/mcp", f.http.Client())
 	for _, text := range []string{"translate Chinese text into English", "onboarding workflow for new employees", "hourly weather forecast"} {
 		t.Run(text, func(t *testing.T) {
 			top := map[string]string{}

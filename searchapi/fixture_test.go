@@ -21,20 +21,11 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // testNow is the clock of every test server: after expired-storm expired.
 var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// indexSettings are the settings ingest applies (ingest/settings), applied here so
-// the tests do not depend on ingest.
-func indexSettings() *meilisearch.Settings {
-	return &meilisearch.Settings{
-		SearchableAttributes: []string{"displayName", "capabilities", "skillNames", "tags", "skills", "representativeQueries", "examples", "description", "publisher"},
-		FilterableAttributes: normalize.FilterableFields(),
-		SortableAttributes:   normalize.SortableFields(),
-	}
-}
 
 // catalogRecords normalizes a manifest as if fetched from origin. Fields the
 // interim normalize does not derive yet (publisher, verification, compliance,
@@ -136,7 +127,7 @@ func newFixtureEmbedded(t testing.TB, mut func(*Config), emb search.Embedder) *f
 	}
 	// No cut-off: these tests are about filters, paging and shapes on a
 	// small catalog; relevance_test.go tests the cut-off.
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "searchapi", recs, emb, stale, cfg, mut)
 }
@@ -149,7 +140,7 @@ func serveRecords(t testing.TB, prefix string, recs []normalize.Record, emb sear
 	t.Helper()
 	ms, name := meilitest.Index(t, prefix)
 	idx := ms.Client.Index(name)
-	st := indexSettings()
+	st := searchtest.Settings()
 	if emb != nil {
 		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
 	}

@@ -88,7 +88,7 @@ func embedDoc(t testing.TB, emb search.Embedder, r normalize.Record) map[string]
 // index.
 func newRecordFixture(t testing.TB, recs []normalize.Record, emb search.Embedder, mut func(*Config)) *fixture {
 	t.Helper()
-	cfg := Config{PublicURL: "https://finder.test.example", QueryRewriter: query.Rewrite, MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", QueryRewriter: query.Rewrite, MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "searchapi_fused", recs, emb, nil, cfg, mut)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // axisEmbedder maps a few words to unit vectors: enough to check that a
@@ -35,7 +36,7 @@ func (axisEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error
 func TestHybridSearch(t *testing.T) {
 	ms, name := meilitest.Index(t, "searchapi_hybrid")
 	idx := ms.Client.Index(name)
-	st := indexSettings()
+	st := searchtest.Settings()
 	st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: 3}}
 	task, err := idx.UpdateSettings(st)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestHybridSearch(t *testing.T) {
 	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Index: name, Meili: ms.Client, Embedder: axisEmbedder{}, SemanticRatio: 0.9, MinScore: -1, Now: func() time.Time { return testNow }}, nil)
+	srv, err := New(Config{Index: name, Meili: ms.Client, Embedder: axisEmbedder{}, SemanticRatio: 0.9, MinScore: new(int), Now: func() time.Time { return testNow }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

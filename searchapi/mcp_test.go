@@ -1,7 +1,6 @@
 package searchapi
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,19 +16,8 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
-
-// mcpSession connects the SDK's own client to the MCP endpoint at url.
-func mcpSession(t testing.TB, url string, hc *http.Client) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatalf("connect %s: %v", url, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
 
 // callTool calls a tool and decodes its structured content into out.
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
@@ -65,7 +53,7 @@ func toolText(res *mcp.CallToolResult) string {
 func TestMCPTools(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	f := newFixture(t, func(c *Config) { c.Metrics = reg })
-	cs := mcpSession(t, f.http.URL+"/mcp", f.http.Client())
+	cs := searchtest.MCPSession(t, f.http.URL+"/mcp", f.http.Client())
 
 	lt, err := cs.ListTools(t.Context(), nil)
 	if err != nil {

@@ -41,7 +41,7 @@ func registryRecords(t testing.TB) []normalize.Record {
 // under its server name, slash and all, written plainly or percent-encoded,
 // as JSON and as a page whose "use it" box holds a client configuration.
 func TestRegistryRecordDoors(t *testing.T) {
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	f := serveRecords(t, "registryrec", registryRecords(t), nil, nil, cfg, nil)
 	const name = "io.github.user/remote-weather"

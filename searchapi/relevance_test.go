@@ -33,7 +33,7 @@ func (f *fixture) searchReason(body any) (int, relevanceOut) {
 // 0 returns everything; the default cut-off (the model's) holds every
 // result it returns at or above it.
 func TestCutOff(t *testing.T) {
-	f := newRecordFixture(t, rankingRecords(), &topicEmbedder{}, func(c *Config) { c.MinScore = 0 })
+	f := newRecordFixture(t, rankingRecords(), &topicEmbedder{}, func(c *Config) { c.MinScore = nil })
 	search := func(text string, extra map[string]any) relevanceOut {
 		t.Helper()
 		body := map[string]any{"query": map[string]any{"text": text, "federation": "none"}}
@@ -134,14 +134,14 @@ func TestUpstreamRescored(t *testing.T) {
 	upstream := newRecordFixture(t, []normalize.Record{
 		rec("urn:ai:up.example:agent:storm", "Storm Watch", "Rain and storm warnings with a radar map.", []string{"weather"}, nil, nil),
 		rec("urn:ai:up.example:agent:jukebox", "Jukebox", "Plays music.", []string{"music"}, nil, nil),
-	}, emb, func(c *Config) { c.MinScore = -1 })
+	}, emb, func(c *Config) { c.MinScore = new(int) })
 	fed, err := federation.New(federation.Config{Name: "https://finder.test.example", Upstreams: []string{upstream.http.URL},
 		AllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fed.Close)
-	f := newRecordFixture(t, rankingRecords(), emb, func(c *Config) { c.Federation = fed; c.MinScore = 0 })
+	f := newRecordFixture(t, rankingRecords(), emb, func(c *Config) { c.Federation = fed; c.MinScore = nil })
 
 	type result struct {
 		Identifier string `json:"identifier"`

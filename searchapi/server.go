@@ -80,12 +80,13 @@ type Config struct {
 	// 1 - query.DefaultKeywordWeight = 0.8, the measured best. It matters
 	// only with an Embedder.
 	SemanticRatio float64
-	// MinScore is the default cut-off: results scoring below it (0..100,
+	// MinScore is the default cut-off, meaning what a request's minScore
+	// and serve's --min-score mean: results scoring below it (0..100,
 	// searchapi/score) are left out unless a request sends its own
-	// minScore. 0 means the scoring model's own (score.Default.MinScore
-	// with an Embedder, score.KeywordOnly.MinScore keyword only); negative
-	// means no cut-off.
-	MinScore int
+	// minScore; 0 returns every result; nil (the flag's -1) leaves the
+	// scoring model's own (score.Default.MinScore with an Embedder,
+	// score.KeywordOnly.MinScore keyword only).
+	MinScore *int
 	// PageTokenKey signs page tokens; empty means a random key (tokens then
 	// do not survive a restart or span replicas).
 	PageTokenKey []byte

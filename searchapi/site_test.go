@@ -58,7 +58,7 @@ func newSiteFixture(t testing.TB, mut func(*Config)) *fixture {
 	t.Helper()
 	// No cut-off: the page's tests are about facets, paging and shapes on a
 	// small catalog; relevance_test.go tests the cut-off.
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow },
 		Crawl: func() web.CrawlInfo { return siteCrawl }}
 	return serveRecords(t, "site", siteRecords(t), nil, nil, cfg, mut)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/haidip"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // bindingsText matches the trust fixture's acme and weather records
@@ -144,7 +145,7 @@ func TestTrustHealthBindings(t *testing.T) {
 // text says both, and explore counts them.
 func TestTrustHealthMCP(t *testing.T) {
 	f := newTrustFixture(t, true, nil)
-	cs := mcpSession(t, f.http.URL+"/mcp", f.http.Client())
+	cs := searchtest.MCPSession(t, f.http.URL+"/mcp", f.http.Client())
 	var out trustSearchOut
 	res := callTool(t, cs, "search", map[string]any{"text": bindingsText, "federation": "none", "pageSize": 100,
 		"filter": map[string]any{"signedOnly": true}}, &out)

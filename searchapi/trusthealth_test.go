@@ -48,7 +48,7 @@ func newTrustFixture(t testing.TB, withTrust bool, mut func(*Config)) *fixture {
 			d.Trust, d.Health = trustOf[d.Identifier], healthOf[d.Identifier]
 		}
 	}
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: -1,
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
 	return serveRecords(t, "trust", fixtureRecords(t), nil, mark, cfg, mut)
 }
@@ -415,7 +415,7 @@ func TestTrustHealthFederated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Front", MinScore: -1, PageTokenKey: []byte("test-key"),
+	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Front", MinScore: new(int), PageTokenKey: []byte("test-key"),
 		Now: func() time.Time { return testNow }, Federation: fed}
 	front := serveRecords(t, "trustfront", catalogRecords(t, body, "https://lingo.example/.well-known/ai-catalog.json"), nil, nil, cfg, nil)
 	for _, tc := range []struct {

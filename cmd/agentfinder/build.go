@@ -247,14 +247,11 @@ func newSearchAPI(s *server, client search.Meili, embedder *embed.Model, tokenKe
 	return searchapi.New(cfg, s.log)
 }
 
-// configMinScore maps --min-score (-1 the model's default, 0 none, else
-// the cut-off) to searchapi.Config.MinScore (0 the model's, -1 none).
-func configMinScore(flag int) int {
-	switch flag {
-	case -1:
-		return 0
-	case 0:
-		return -1
+// configMinScore is --min-score as searchapi.Config.MinScore: the same
+// cut-off (0 none, N at least N), and -1, the model's own, as no value.
+func configMinScore(flag int) *int {
+	if flag < 0 {
+		return nil
 	}
-	return flag
+	return &flag
 }

@@ -23,7 +23,7 @@ func TestSignedOnlyEndToEnd(t *testing.T) {
 	st := newStack(t, "signedonly", stackOptions{})
 	w := st.w
 	st.crawl(t, w.SignedSeeds())
-	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client, MinScore: -1}, nil)
+	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client, MinScore: new(int)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

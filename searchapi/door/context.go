@@ -22,6 +22,15 @@ func WithCorrelationID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, correlationKey, id)
 }
 
+// The access rule: a record whose visibility names groups is seen only by
+// callers in one of them; a record without visibility is public. The
+// caller's groups come from its verified credential (the server's auth
+// middleware, WithCaller), never from request text; every door sets them
+// as the engine's search.Query.Access (or passes them to Agent, List,
+// Explore), which ANDs them into the Meilisearch filter of every read
+// (filter.Access), so totals, facet counts, page tokens and lookups by
+// identifier all count only what the caller may see.
+
 // Caller is who sent a request, as its verified credential says.
 type Caller struct {
 	Name   string   // the key's name or the token's subject; "" for anonymous

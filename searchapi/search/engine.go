@@ -69,9 +69,12 @@ type Config struct {
 	// 0..1) means 1 - query.DefaultKeywordWeight. It matters only with an
 	// Embedder.
 	SemanticRatio float64
-	// MinScore is the default cut-off (0..100); 0 means the scoring
-	// model's own, negative no cut-off. A Query's MinScore overrides it.
-	MinScore int
+	// MinScore is the default cut-off, meaning what a request's minScore
+	// (Query.MinScore) and serve's --min-score mean: results scoring below
+	// it (0..100) are left out, 0 returns every result, and nil (the
+	// flag's -1) leaves the scoring model's own. A Query's MinScore
+	// overrides it.
+	MinScore *int
 	// PageTokenKey signs page tokens; empty means a random key.
 	PageTokenKey []byte
 	// Now is the clock; nil means time.Now.
@@ -97,8 +100,8 @@ type Engine struct {
 	viaName    string
 	// keywordWeight is the keyword share of the fused score (> 0).
 	keywordWeight float64
-	// minScore is the default cut-off: 0 the model's, -1 none.
-	minScore int
+	// minScore is the default cut-off (Config.MinScore, within 0..100).
+	minScore *int
 	talk     smallTalkVectors
 }
 
@@ -128,7 +131,10 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		now:       cfg.Now,
 		publicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		viaName:   cfg.Via,
-		minScore:  max(-1, min(cfg.MinScore, 100)),
+	}
+	if cfg.MinScore != nil {
+		m := max(0, min(*cfg.MinScore, 100))
+		s.minScore = &m
 	}
 	s.sourceJSON = mustJSON(s.publicURL)
 	if s.now == nil {

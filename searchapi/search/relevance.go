@@ -133,10 +133,8 @@ func (s *Engine) cutoff(q *Query, rel *relevance) int {
 	switch {
 	case q.MinScore != nil:
 		return *q.MinScore
-	case s.minScore < 0:
-		return 0
-	case s.minScore > 0:
-		return s.minScore
+	case s.minScore != nil:
+		return *s.minScore
 	case rel != nil:
 		return rel.model.MinScore
 	}

@@ -107,8 +107,10 @@ type Segment struct {
 	Hit  bool
 }
 
-// Highlight splits text into words and the text between them, marking the
-// words match accepts. Adjacent pieces of the same kind are merged.
+// Highlight splits text into words (as normalize.Words cuts them) and the
+// text between them, marking the words match accepts (match sees each word
+// as normalize.Words gives it). Adjacent pieces of the same kind are
+// merged.
 func Highlight(text string, match func(word string) bool) []Segment {
 	var out []Segment
 	add := func(s string, hit bool) {
@@ -121,7 +123,16 @@ func Highlight(text string, match func(word string) bool) []Segment {
 		}
 		out = append(out, Segment{Text: s, Hit: hit})
 	}
-	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	isWord := normalize.IsWordRune
+	// hit reads a word as normalize.Words does (NFKC, lower case).
+	hit := func(w string) bool {
+		for _, x := range normalize.Words(w) {
+			if match(x) {
+				return true
+			}
+		}
+		return false
+	}
 	start := -1
 	for i, r := range text {
 		switch {
@@ -129,7 +140,7 @@ func Highlight(text string, match func(word string) bool) []Segment {
 			start = i
 		case !isWord(r) && start >= 0:
 			w := text[start:i]
-			add(w, match(strings.ToLower(w)))
+			add(w, hit(w))
 			start = -1
 			add(string(r), false)
 		case !isWord(r):
@@ -138,7 +149,7 @@ func Highlight(text string, match func(word string) bool) []Segment {
 	}
 	if start >= 0 {
 		w := text[start:]
-		add(w, match(strings.ToLower(w)))
+		add(w, hit(w))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // BenchmarkMCPSearchVsSearch measures the MCP search tool (the SDK's client,
@@ -40,7 +41,7 @@ func BenchmarkMCPSearchVsSearch(b *testing.B) {
 		calls = append(calls, call{args, body})
 	}
 	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
-	cs := mcpSession(b, hs.URL+"/mcp", client)
+	cs := searchtest.MCPSession(b, hs.URL+"/mcp", client)
 	tool := func(ctx context.Context, args map[string]any) error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: args})
 		if err != nil {

@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // BenchmarkSlowBodyAbuse runs 32 well-behaved clients (each from its own
@@ -28,18 +30,18 @@ import (
 //
 // It prints the well-behaved clients' requests, error rate (must stay 0)
 // and p50/p99 latency side by side, and each p99 against the baseline's
-// (goal: at most 2x). Run: go test -run '^$' -bench SlowBodyAbuse -benchtime 1x ./searchapi/
+// (goal: at most 2x). Run: go test -run '^$' -bench SlowBodyAbuse -benchtime 1x ./searchapi/e2e/
 func BenchmarkSlowBodyAbuse(b *testing.B) {
 	phase := time.Duration(envInt("AGENTFINDER_BENCH_ABUSE_SECONDS", 20)) * time.Second
-	f := newFixture(b, nil)
+	ms, name, _ := benchIndex(b, "abuse", 200, 3, nil)
 	type result struct {
 		name     string
 		lat      []time.Duration
 		errors   int
 		firstErr string
 	}
-	run := func(res *result, abusers int, limit RateLimit, phase time.Duration) {
-		srv, err := New(Config{Index: f.index, Meili: f.meili.Client, PublicURL: "http://bench.example", RateLimit: limit}, nil)
+	run := func(res *result, abusers int, limit searchapi.RateLimit, phase time.Duration) {
+		srv, err := searchapi.New(searchapi.Config{Index: name, Meili: ms.Client, PublicURL: "http://bench.example", RateLimit: limit}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -47,8 +49,8 @@ func BenchmarkSlowBodyAbuse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hcfg := HTTPConfig{}
-		hs := NewHTTPServer(srv.Handler(), hcfg, nil)
+		hcfg := searchapi.HTTPConfig{}
+		hs := searchapi.NewHTTPServer(srv.Handler(), hcfg, nil)
 		go func() { _ = hs.Serve(hcfg.Listener(ln)) }()
 		defer hs.Close()
 		addr := ln.Addr().String()
@@ -77,7 +79,7 @@ func BenchmarkSlowBodyAbuse(b *testing.B) {
 		cancel()
 		wg.Wait()
 	}
-	def := RateLimit{PerSecond: DefaultRatePerSecond, Burst: DefaultRateBurst}
+	def := searchapi.RateLimit{PerSecond: searchapi.DefaultRatePerSecond, Burst: searchapi.DefaultRateBurst}
 	for range b.N {
 		run(&result{}, 0, def, phase/10) // warm-up: Meilisearch's caches
 		results := []result{{name: "baseline"}, {name: "300 slow bodies"}, {name: "300 slow, no rate limit"}}
@@ -87,7 +89,7 @@ func BenchmarkSlowBodyAbuse(b *testing.B) {
 		for range rounds {
 			run(&results[0], 0, def, phase/rounds)
 			run(&results[1], 300, def, phase/rounds)
-			run(&results[2], 300, RateLimit{}, phase/rounds)
+			run(&results[2], 300, searchapi.RateLimit{}, phase/rounds)
 		}
 		base := pct(results[0].lat, 99)
 		var out strings.Builder

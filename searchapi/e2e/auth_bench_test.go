@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
 )
 
@@ -21,7 +22,7 @@ import (
 // short alternating segments in the same run. Records:
 // AGENTFINDER_BENCH_RECORDS (default 20000); requests per side:
 // AGENTFINDER_BENCH_OPS (default 1000). Run once: go test -run '^$' -bench
-// SearchAuth -benchtime 1x ./searchapi/. Target: p50 rises by at most 0.5 ms.
+// SearchAuth -benchtime 1x ./searchapi/e2e/. Target: p50 rises by at most 0.5 ms.
 func BenchmarkSearchAuth(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 20000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 1000)
@@ -36,11 +37,11 @@ func BenchmarkSearchAuth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	serve := func(mode AuthMode, v []Verifier) *httptest.Server {
-		_, hs := benchServer(b, ms, name, func(c *Config) { c.Auth, c.Verifiers = mode, v })
+	serve := func(mode searchapi.AuthMode, v []searchapi.Verifier) *httptest.Server {
+		_, hs := benchServer(b, ms, name, func(c *searchapi.Config) { c.Auth, c.Verifiers = mode, v })
 		return hs
 	}
-	off, on := serve(AuthOff, nil), serve(AuthOptional, []Verifier{keys})
+	off, on := serve(searchapi.AuthOff, nil), serve(searchapi.AuthOptional, []searchapi.Verifier{keys})
 	client := meili.NewHTTPClient(10 * time.Second)
 	var bodies [][]byte
 	for i := range 64 {

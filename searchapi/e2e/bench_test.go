@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"bytes"
@@ -20,9 +20,11 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // BenchmarkSearchVsDirect measures POST /search through the real handler over
@@ -41,8 +43,14 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	ms, name, rng := benchIndex(b, "bench", n, 1, nil)
 	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
 
-	srv, hs := benchServer(b, ms, name, nil)
+	_, hs := benchServer(b, ms, name, nil)
 	client := meili.NewHTTPClient(10 * time.Second) // keep-alive, no gzip: the same transport settings both ways
+	// The engine the server runs, built alike, for the direct path's plans.
+	direct := meili.New(ms.URL, ms.APIKey)
+	eng, err := search.New(search.Config{Index: name, Meili: direct, PublicURL: "http://bench.example", QueryRewriter: query.Rewrite}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	// The query mix: one to four words with and without a type filter.
 	type benchQuery struct {
@@ -74,9 +82,9 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		// Direct: the fused search's Meilisearch requests (one multi-search
 		// of the term sub-queries, one fetch of the page), the same ones
 		// localSearch sends, without the handler.
-		p := srv.engine.Plan(sq, nil)
+		p := eng.Plan(sq, nil)
 		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
-			res, err := hybrid.Search(ctx, srv.cfg.Meili, p)
+			res, err := hybrid.Search(ctx, direct, p)
 			if err != nil {
 				return err
 			}
@@ -84,7 +92,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			for _, h := range res.Hits[:min(len(res.Hits), sq.PageSize)] {
 				ids = append(ids, h.ID)
 			}
-			_, err = hybrid.Fetch(ctx, srv.cfg.Meili, name, normalize.FieldIdentifier, ids, search.ResultAttributes(), false)
+			_, err = hybrid.Fetch(ctx, direct, name, normalize.FieldIdentifier, ids, search.ResultAttributes(), false)
 			return err
 		}})
 	}
@@ -236,14 +244,14 @@ func benchDoc(rng *rand.Rand, i int) normalize.Document {
 // benchServer serves index name of ms over loopback HTTP as the
 // benchmarks measure it (query rewriting on, slots for many clients),
 // after mut adjusts the configuration; closed when the benchmark ends.
-func benchServer(b *testing.B, ms *meilitest.Server, name string, mut func(*Config)) (*Server, *httptest.Server) {
+func benchServer(b *testing.B, ms *meilitest.Server, name string, mut func(*searchapi.Config)) (*searchapi.Server, *httptest.Server) {
 	b.Helper()
-	cfg := Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
+	cfg := searchapi.Config{Index: name, Meili: meili.New(ms.URL, ms.APIKey), PublicURL: "http://bench.example", MaxConcurrent: 1024,
 		QueryRewriter: query.Rewrite}
 	if mut != nil {
 		mut(&cfg)
 	}
-	srv, err := New(cfg, nil)
+	srv, err := searchapi.New(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -260,7 +268,7 @@ func benchIndex(b *testing.B, prefix string, n int, seed uint64, mark func(j int
 	b.Helper()
 	ms, name := meilitest.Index(b, prefix)
 	idx := ms.Client.Index(name)
-	task, err := idx.UpdateSettings(indexSettings())
+	task, err := idx.UpdateSettings(searchtest.Settings())
 	if err != nil {
 		b.Fatal(err)
 	}

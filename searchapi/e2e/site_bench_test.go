@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
@@ -20,12 +21,12 @@ import (
 // client. Records: AGENTFINDER_BENCH_RECORDS (default 10000); requests per
 // side: AGENTFINDER_BENCH_OPS (default 400). Target: the page adds at most
 // 2 ms to the p50 of the search. Run once:
-// go test -run '^$' -bench SitePage -benchtime 1x ./searchapi/
+// go test -run '^$' -bench SitePage -benchtime 1x ./searchapi/e2e/
 func BenchmarkSitePage(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 10000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 400)
 	ms, name, rng := benchIndex(b, "benchsite", n, 3, nil)
-	_, hs := benchServer(b, ms, name, func(c *Config) {
+	_, hs := benchServer(b, ms, name, func(c *searchapi.Config) {
 		c.Now = func() time.Time { return time.Date(2026, 6, 1, 1, 0, 0, 0, time.UTC) }
 	})
 	client := meili.NewHTTPClient(10 * time.Second)

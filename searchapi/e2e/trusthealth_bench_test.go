@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // BenchmarkSearchTrustFilter measures POST /search p50 with the trust and
@@ -20,7 +21,7 @@ import (
 // signedOnly + liveOnly, trust.level domain (verified publishers without a
 // verdict count). Records: AGENTFINDER_BENCH_RECORDS (default 20000);
 // requests per side: AGENTFINDER_BENCH_OPS (default 600). Run once:
-// go test -run '^$' -bench SearchTrustFilter -benchtime 1x ./searchapi/.
+// go test -run '^$' -bench SearchTrustFilter -benchtime 1x ./searchapi/e2e/.
 func BenchmarkSearchTrustFilter(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 20000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 600)
@@ -33,7 +34,7 @@ func BenchmarkSearchTrustFilter(b *testing.B) {
 			d.Health = &normalize.Health{Status: statuses[(j/3)%len(statuses)]}
 		}
 	})
-	_, hs := benchServer(b, ms, name, func(c *Config) { c.MinScore = -1 })
+	_, hs := benchServer(b, ms, name, func(c *searchapi.Config) { c.MinScore = new(int) })
 	client := meili.NewHTTPClient(10 * time.Second)
 	sides := []struct {
 		name string
