@@ -39,7 +39,11 @@ func (s *session) catalog(ctx context.Context, t task) {
 	if hasV {
 		vp = &v
 	}
-	res, err := s.get(ctx, t.url, kindCatalog, vp)
+	k := kindCatalog
+	if t.card {
+		k = kindCard
+	}
+	res, err := s.get(ctx, t.url, k, vp)
 	var links []normalize.Link
 	switch {
 	case err != nil:
@@ -71,7 +75,14 @@ func (s *session) catalog(ctx context.Context, t task) {
 		}
 		cr.Catalog = res.URL
 		cr.MaxAge = maxAge(res.Header)
-		links = s.parse(ctx, &cr, t, res)
+		if !t.card {
+			links = s.parse(ctx, &cr, t, res)
+		} else if s.parseCard(&cr, t, res, hasV) {
+			s.mu.Lock()
+			s.notFound++
+			s.mu.Unlock()
+			return
+		}
 	}
 
 	s.markVisibility(&cr, t)
@@ -252,13 +263,15 @@ func (s *session) enrich(ctx context.Context, recs []normalize.Record, arts []no
 				})
 				mu.Unlock()
 			}
-			res, err := s.get(ctx, a.URL, kindArtifact, nil)
+			res, err := s.getAccept(ctx, a.URL, kindArtifact, nil, acceptFor(a.Accept))
 			switch {
 			case err != nil:
-				if !errors.Is(err, context.Canceled) {
+				if !errors.Is(err, context.Canceled) && !a.Guessed {
 					warn(fmt.Sprintf("fetch artifact: %s: %v", Reason(err), err))
 				}
 				return nil
+			case a.Guessed && (res.Status == http.StatusNotFound || res.Status == http.StatusGone):
+				return nil // no full card at the conventional place: the inline one stands
 			case res.Status < 200 || res.Status > 299:
 				warn(fmt.Sprintf("fetch artifact %s: HTTP %d", a.URL, res.Status))
 				return nil

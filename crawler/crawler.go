@@ -277,6 +277,7 @@ type task struct {
 	path   []string
 	seed   int
 	probe  bool // a well-known guess: 404/410 means "none here", not a failure
+	card   bool // an A2A agent card at a well-known URI, not a catalog
 }
 
 // Crawl discovers and fetches the catalogs of seeds (domains such as
@@ -425,7 +426,8 @@ func (s *session) pushCatalog(t task) {
 }
 
 // discover runs every discovery mechanism on one seed domain and queues
-// what they find, each URL with the via of the first mechanism naming it.
+// what they find, each URL with the via of the first mechanism naming it,
+// and the domain's well-known A2A agent card URIs.
 func (s *session) discover(ctx context.Context, t task) {
 	d := t.domain
 	push := func(via string, urls []string) {
@@ -434,6 +436,9 @@ func (s *session) discover(ctx context.Context, t task) {
 		}
 	}
 	push(normalize.ViaWellKnown, wellKnownURLs(d))
+	for _, u := range agentCardURLs(d) {
+		s.pushCatalog(task{url: u, via: normalize.ViaWellKnown, seed: t.seed, probe: true, card: true})
+	}
 	// DNS runs beside the HTTP mechanisms (the home page waits for
 	// robots.txt anyway).
 	var wg sync.WaitGroup

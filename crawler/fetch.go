@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // kind says what a request fetches; it decides the Accept header and how a
@@ -30,7 +32,17 @@ const (
 	kindAttest    // an attestation document, for its digest
 	kindProbe     // an endpoint's liveness: status and headers only (Visitor)
 	kindRegistry  // a page of an MCP registry's server list
+	kindCard      // an A2A agent card at a well-known URI
 )
+
+// acceptFor is the Accept header of an artifact fetch: the media type its
+// entry names first, then any JSON.
+func acceptFor(mediaType string) string {
+	if mediaType == "" {
+		return kindArtifact.accept()
+	}
+	return mediaType + ", application/json;q=0.9, */*;q=0.1"
+}
 
 func (k kind) accept() string {
 	switch k {
@@ -44,6 +56,8 @@ func (k kind) accept() string {
 		return "*/*"
 	case kindRegistry:
 		return "application/json, */*;q=0.1"
+	case kindCard:
+		return acceptFor(normalize.TypeA2A)
 	}
 	return "application/ai-catalog+json, application/json;q=0.9, application/*+json;q=0.8, */*;q=0.1"
 }
@@ -139,7 +153,16 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 // checked again), retries and, on the first hop, the conditional headers of
 // v. It returns the final response, whatever its status.
 func (s *session) get(ctx context.Context, raw string, k kind, v *Validator) (*fetched, error) {
+	return s.getAccept(ctx, raw, k, v, "")
+}
+
+// getAccept is get with accept, when not empty, as the Accept header of
+// every hop instead of k's.
+func (s *session) getAccept(ctx context.Context, raw string, k kind, v *Validator, accept string) (*fetched, error) {
 	return s.hops(ctx, raw, k, true, func(col *colly.Collector, u *url.URL, hdr http.Header, hop int) (*fetched, error) {
+		if accept != "" {
+			hdr.Set("Accept", accept)
+		}
 		if hop == 0 && v != nil {
 			if v.ETag != "" {
 				hdr.Set("If-None-Match", v.ETag)

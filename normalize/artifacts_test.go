@@ -47,6 +47,16 @@ func TestEnrich(t *testing.T) {
 			eq(t, "skillNames", r.SkillNames, []string{"Compare suppliers"})
 			eq(t, "provider", r.Provider, "Example Procurement")
 		}},
+		{file: "a2a-v10-secured.json", typ: "application/a2a-agent-card+json", check: func(t *testing.T, r Record) {
+			eq(t, "bindings", bindingKeys(r.Bindings), []string{"a2a JSONRPC https://agents.example.org/claims/a2a ", "a2a GRPC https://agents.example.org/claims/grpc "})
+			eq(t, "variants", r.Variants, []string{"a2a-v1.0", "a2a-signed"})
+			eq(t, "auth", r.Auth, []string{"bearer", "oidc", "api-key"})
+			eq(t, "skillNames", r.SkillNames, []string{"Triage a claim", "Draft first reply"})
+			eq(t, "examples", r.Examples, []string{"Scores a claim's urgency from its text and attachments.", "how urgent is claim 4411 with water damage in the kitchen",
+				"Drafts the first letter to the claimant.", "draft a reply acknowledging claim 4411"})
+			eq(t, "tags", r.Tags, []string{"catalog-tag", "insurance/claims", "triage", "writing"})
+			eq(t, "version", r.Version, "2.3.0")
+		}},
 		{file: "mcp-server.json", typ: "application/mcp-server+json", check: func(t *testing.T, r Record) {
 			eq(t, "bindings", bindingKeys(r.Bindings), []string{
 				"mcp streamable-http https://mcp.acme.com/weather ",

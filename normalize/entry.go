@@ -45,8 +45,8 @@ func (p *parser) entry(raw json.RawMessage, path string, depth int, chain []stri
 	}
 	e.optional()
 	e.derive(raw, chain, host)
-	if rec.URL != "" && mappable(rec.Type) {
-		p.res.Artifacts = append(p.res.Artifacts, Artifact{Identifier: rec.Identifier, URL: rec.URL, Type: rec.Type})
+	if a, ok := artifactOf(rec); ok {
+		p.res.Artifacts = append(p.res.Artifacts, a)
 	}
 	p.add(*rec, path)
 

@@ -268,7 +268,7 @@ func (p *parser) compact() {
 	kept := p.res.Artifacts[:0]
 	for _, a := range p.res.Artifacts {
 		i, ok := p.byID[CanonicalIdentifier(a.Identifier)]
-		if ok && p.res.Records[i].URL == a.URL {
+		if ok && sameFetch(p.res.Records[i], a) {
 			kept = append(kept, a)
 		}
 	}

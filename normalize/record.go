@@ -178,6 +178,15 @@ type Artifact struct {
 	Identifier string `json:"identifier"`
 	URL        string `json:"url"`
 	Type       string `json:"type"` // canonical media type
+	// Accept is the media type the entry names as published (an
+	// application/mcp-server-card+json entry asks for a server card, not
+	// the canonical application/mcp-server+json): the fetch's Accept header.
+	Accept string `json:"accept"`
+	// Guessed is set when the catalog gave no url and URL is the
+	// conventional place of the artifact (an inline MCP server card's full
+	// card at <streamable-http remote>/server-card): nothing there is no
+	// problem.
+	Guessed bool `json:"guessed,omitempty"`
 }
 
 // FetchStatus is the outcome of fetching one catalog.
