@@ -120,6 +120,9 @@ cat <<EOF
       -d '{"query": {"text": "why is my kubernetes deployment crashlooping", "federation": "none"}, "pageSize": 5}'
     curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
       -d '{"query": {"text": "book a flight", "type": "application/a2a-agent-card+json"}}'
+    curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
+      -d '{"query": {"text": "crypto news for bitcoin traders", "federation": "none"}, "pageSize": 3}'
+                  (real A2A agents: bare cards found at /.well-known/agent-card.json)
     curl -s 'http://$ADDR/agents?pageSize=5&orderBy=displayName'
     curl -s http://$ADDR/search -H 'Content-Type: application/json' \\
       -d '{"query": {"text": "read and write airtable records", "type": "application/mcp-server+json", "federation": "none"}}'

@@ -215,6 +215,7 @@ type Indexer struct {
 
 	// Worker-owned state.
 	docs      map[string]*docMeta
+	keys      map[string]string // match key or "id <doc id>" of any claim -> the document it is on (see resolve)
 	srcs      map[string]*source
 	seeds     map[string]time.Time        // seed -> start of its latest crawl that read a catalog
 	pending   map[string]time.Time        // seed -> start of a crawl that has read none yet
@@ -268,6 +269,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		sealed:    make(chan struct{}),
 		done:      make(chan struct{}),
 		docs:      make(map[string]*docMeta),
+		keys:      make(map[string]string),
 		srcs:      make(map[string]*source),
 		seeds:     make(map[string]time.Time),
 		pending:   make(map[string]time.Time),

@@ -24,6 +24,17 @@ type claim struct {
 	// unconfirmed: the latest crawl of the catalog's seed did not fetch it
 	// (Indexer.confirmed), set when precedence compares.
 	unconfirmed bool
+	kind        string // the kind of source (normalize.SourceKind)
+	keys        string // its match keys (normalize.MatchKeys), joined by joinKeys
+}
+
+// kindOf reads a stored source kind: documents stored before kinds were
+// kept all came from catalogs.
+func kindOf(k string) string {
+	if k == "" {
+		return normalize.SourceCatalog
+	}
+	return k
 }
 
 // Reasons precedence gives for a decision, as they appear in Conflict.Reason
@@ -33,6 +44,7 @@ const (
 	reasonUnconfirmed = "not confirmed by the latest crawl"
 	reasonSigned      = "signed by the publisher"
 	reasonVerified    = "verified publisher"
+	reasonSource      = "publisher's catalog"
 	reasonSeq         = "seq"
 	reasonUpdated     = "updatedAt"
 	reasonCatalog     = "catalog URL"
@@ -53,10 +65,13 @@ const (
 //     is not: only the publisher's key makes it, wherever it is hosted.
 //  3. A verified publisher (the catalog was fetched from the identifier's
 //     domain or a subdomain of it) beats an unverified one.
-//  4. The higher ADP seq wins; a claim without seq ranks below any seq.
-//  5. The newer updatedAt wins; a claim without updatedAt ranks below any.
-//  6. The catalog URL that sorts first (byte order) wins.
-//  7. The content hash that sorts first wins.
+//  4. The kind of source: a catalog's entry beats a bare card at a
+//     well-known URI, which beats a registry's copy (normalize.SourceRank):
+//     what the publisher lists stands over what others say of it.
+//  5. The higher ADP seq wins; a claim without seq ranks below any seq.
+//  6. The newer updatedAt wins; a claim without updatedAt ranks below any.
+//  7. The catalog URL that sorts first (byte order) wins.
+//  8. The content hash that sorts first wins.
 //
 // It reports whether a outranks b and the rule that decided (one of the
 // reason constants; "" when the claims are equal, which two catalogs never
@@ -73,6 +88,9 @@ func outranks(a, b claim) (bool, string) {
 	}
 	if a.verified != b.verified {
 		return a.verified, reasonVerified
+	}
+	if ra, rb := normalize.SourceRank(a.kind), normalize.SourceRank(b.kind); ra != rb {
+		return ra > rb, reasonSource
 	}
 	if a.seq != b.seq {
 		return a.seq > b.seq, reasonSeq
@@ -143,7 +161,8 @@ func (ls lostClaims) stored(winner claim) []normalize.Claim {
 	for i, c := range ls {
 		_, reason := outranks(winner, c)
 		out[i] = normalize.Claim{Identifier: c.identifier, Catalog: c.catalog, Reason: reason,
-			Signed: c.signed, PublisherVerified: c.verified, Seq: c.seq, UpdatedAtTs: c.updatedTs, ContentHash: c.hash}
+			Signed: c.signed, PublisherVerified: c.verified, Seq: c.seq, UpdatedAtTs: c.updatedTs, ContentHash: c.hash,
+			Kind: c.kind, Keys: keysOf(c)}
 	}
 	return out
 }
@@ -153,7 +172,7 @@ func loadLostClaims(stored []normalize.Claim) lostClaims {
 	var ls lostClaims
 	for _, c := range stored {
 		ls = ls.with(claim{catalog: c.Catalog, identifier: c.Identifier, hash: c.ContentHash,
-			signed: c.Signed, verified: c.PublisherVerified, seq: c.Seq, updatedTs: c.UpdatedAtTs})
+			signed: c.Signed, verified: c.PublisherVerified, seq: c.Seq, updatedTs: c.UpdatedAtTs, kind: kindOf(c.Kind), keys: joinKeys(c.Keys)})
 	}
 	return ls
 }
@@ -170,6 +189,8 @@ func conflictProblem(c Conflict) normalize.Problem {
 		why = "the record held is signed by its publisher and this one is not"
 	case reasonVerified:
 		why = "the record held is from a verified publisher and this one is not"
+	case reasonSource:
+		why = "the record held is the same agent as listed by its publisher's catalog (a catalog beats a bare card, a card a registry's copy)"
 	case reasonSeq:
 		why = "this write has a lower seq than the record held"
 	case reasonUpdated:
@@ -189,8 +210,10 @@ func conflictProblem(c Conflict) normalize.Problem {
 
 // settle applies the precedence rules to in, a catalog's record for document
 // id (doc, ready to write): it becomes the stored record, or a lost claim
-// shown on the stored one and reported as a conflict.
-func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim, doc *normalize.Document) {
+// shown on the stored one and reported as a conflict. It returns the id of
+// the document that holds the agent now: the winner's own (DocID of its
+// identifier), which moves when a claim with another identifier wins.
+func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim, doc *normalize.Document) string {
 	cur, exists := ix.docs[id]
 	in.unconfirmed = !ix.confirmed(in.catalog)
 	if exists {
@@ -207,11 +230,11 @@ func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim
 				b.flag(id, false)
 				ar.Recovered++
 			}
-			return
+			return id
 		}
 		if ok, reason := supersedes(in, cur.claim); !ok {
 			ar.conflict(Conflict{Identifier: in.identifier, Kept: cur.catalog, Lost: in.catalog, Reason: reason})
-			return
+			return id
 		}
 		ix.own(id, &docMeta{claim: in, lost: cur.lost})
 	default:
@@ -219,17 +242,26 @@ func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim
 			ar.conflict(Conflict{Identifier: in.identifier, Kept: cur.catalog, Lost: in.catalog, Reason: reason})
 			if old, had := cur.lost.find(in.catalog); !had || old != in {
 				cur.lost = cur.lost.with(in)
+				ix.indexKeys(id, cur)
 				ix.source(in.catalog).lost[id] = struct{}{}
 				b.showLost(id, cur)
 			}
-			return
+			return id
 		}
 		ix.st.logger.Debug("record taken over", "identifier", in.identifier, "from", cur.catalog, "to", in.catalog)
-		ix.own(id, &docMeta{claim: in, lost: cur.lost.without(in.catalog).with(cur.claim)})
+		m := &docMeta{claim: in, lost: cur.lost.without(in.catalog).with(cur.claim)}
+		if own := normalize.DocID(in.identifier); own != id {
+			// Another identifier wins the agent: its document replaces id's.
+			ix.forget(id)
+			b.remove(id, ri)
+			id = own
+		}
+		ix.own(id, m)
 	}
 	doc.LostClaims = ix.docs[id].lost.stored(in)
 	b.upsert(id, doc, ri)
 	ar.Upserted++
+	return id
 }
 
 // conflict records a losing write.

@@ -22,7 +22,14 @@ func TestOutranksIsATotalOrder(t *testing.T) {
 						for _, ts := range []int64{0, 2000} {
 							for _, cat := range []string{"https://a.test/c.json", "https://b.test/c.json"} {
 								for _, hash := range []string{"aa", "bb"} {
-									claims = append(claims, claim{catalog: cat, hash: hash, signed: signed, verified: verified, seq: seq, updatedTs: ts, stale: stale, unconfirmed: unconfirmed})
+									// The kind of source varies where the rules above it tie often.
+									kinds := []string{normalize.SourceCatalog}
+									if !stale && !unconfirmed && !signed {
+										kinds = append(kinds, normalize.SourceCard, normalize.SourceRegistry)
+									}
+									for _, kind := range kinds {
+										claims = append(claims, claim{catalog: cat, hash: hash, signed: signed, verified: verified, seq: seq, updatedTs: ts, stale: stale, unconfirmed: unconfirmed, kind: kind})
+									}
 								}
 							}
 						}
@@ -62,7 +69,7 @@ func TestOutranksIsATotalOrder(t *testing.T) {
 		}
 	}
 	// The rules apply in the documented order.
-	base := claim{catalog: "https://b.test/c.json", hash: "bb", seq: 2, updatedTs: 1000}
+	base := claim{catalog: "https://b.test/c.json", hash: "bb", seq: 2, updatedTs: 1000, kind: normalize.SourceCard}
 	cases := []struct {
 		name   string
 		change func(c *claim)
@@ -71,6 +78,7 @@ func TestOutranksIsATotalOrder(t *testing.T) {
 		{"live beats stale", func(c *claim) { c.stale = true; c.signed = true; c.verified = true; c.seq = 9 }, reasonStale},
 		{"signed beats unsigned, though older, lower seq, later URL", func(c *claim) { c.signed = true; c.seq = 0; c.updatedTs = 0; c.catalog = "https://z.test/" }, reasonSigned},
 		{"verified beats unverified", func(c *claim) { c.verified = true; c.seq = 0; c.updatedTs = 0 }, reasonVerified},
+		{"publisher's catalog beats a bare card, though lower seq", func(c *claim) { c.kind = normalize.SourceCatalog; c.seq = 0; c.updatedTs = 0 }, reasonSource},
 		{"higher seq", func(c *claim) { c.seq = 3; c.updatedTs = 0 }, reasonSeq},
 		{"newer updatedAt", func(c *claim) { c.updatedTs = 2000; c.catalog = "https://z.test/" }, reasonUpdated},
 		{"catalog URL", func(c *claim) { c.catalog = "https://a.test/c.json"; c.hash = "zz" }, reasonCatalog},

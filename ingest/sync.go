@@ -17,13 +17,14 @@ import (
 // holds it (its catalog owns the document) and the claims that lost to it.
 type docMeta struct {
 	claim
-	lost lostClaims
+	lost   lostClaims
+	keyset []string // the keys indexKeys pointed at the document
 }
 
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
-	normalize.FieldHealth}
+	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -38,6 +39,8 @@ type metaDoc struct {
 	Visibility        []string          `json:"visibility"`
 	Trust             *normalize.Trust  `json:"trust"`
 	Health            *normalize.Health `json:"health"`
+	SourceKind        string            `json:"sourceKind"`
+	MatchKeys         []string          `json:"matchKeys"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -138,7 +141,7 @@ func (ix *Indexer) setMeta(m metaDoc) {
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
 		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), signed: signed(m.Trust), verified: m.PublisherVerified,
-			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale},
+			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale, kind: kindOf(m.SourceKind), keys: joinKeys(m.MatchKeys)},
 		lost: loadLostClaims(m.LostClaims),
 	})
 	ix.keepHealth(m.ID, m.Health)
@@ -153,6 +156,7 @@ func (ix *Indexer) own(id string, m *docMeta) {
 		}
 	}
 	ix.docs[id] = m
+	ix.indexKeys(id, m)
 	ix.source(m.catalog).owned[id] = struct{}{}
 	delete(ix.source(m.catalog).lost, id)
 	for _, c := range m.lost {
@@ -167,6 +171,7 @@ func (ix *Indexer) forget(id string) {
 		return
 	}
 	delete(ix.healths, id)
+	ix.unindexKeys(id, m)
 	if src := ix.srcs[m.catalog]; src != nil {
 		delete(src.owned, id)
 	}
@@ -360,11 +365,11 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		if rec.Identifier == "" {
 			continue
 		}
-		id := normalize.DocID(rec.Identifier)
-		if _, dup := seen[id]; dup {
+		own := normalize.DocID(rec.Identifier)
+		if _, dup := seen[own]; dup {
 			continue // normalize reports duplicate identifiers; the first stands
 		}
-		seen[id] = struct{}{}
+		seen[own] = struct{}{}
 		if rec.Source.Catalog == "" {
 			rec.Source.Catalog = res.Catalog
 		}
@@ -380,11 +385,13 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		// Ownership is by the catalog the result came from, whatever the
 		// record's own Source says.
 		rec.Source.Catalog = res.Catalog
-		rec.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
-			signed: signed(rec.Trust), verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq}
-		ix.settle(b, ri, ar, id, in, &doc)
+			signed: signed(rec.Trust), verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq,
+			kind: doc.SourceKind, keys: joinKeys(doc.MatchKeys)}
+		id := ix.resolve(own, in)
+		doc.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
+		seen[ix.settle(b, ri, ar, id, in, &doc)] = struct{}{}
 	}
 	return seen
 }
@@ -415,6 +422,7 @@ func (ix *Indexer) dropUnlisted(b *batch, ri int, ar *ApplyResult, src *source, 
 		delete(src.lost, id)
 		if m := ix.docs[id]; m != nil {
 			m.lost = m.lost.without(catalog)
+			ix.indexKeys(id, m)
 			b.showLost(id, m)
 		}
 	}

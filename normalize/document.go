@@ -36,6 +36,12 @@ type Document struct {
 	// lost to this one under ingest's precedence rules, sorted by catalog, so
 	// a conflict stays visible on the record. Ingest keeps it current.
 	LostClaims []Claim `json:"lostClaims,omitempty"`
+	// SourceKind is SourceKind(Record): what kind of source the record
+	// came from (catalog, card, registry), for precedence.
+	SourceKind string `json:"sourceKind,omitempty"`
+	// MatchKeys are MatchKeys(Record): what else identifies the agent, so
+	// ingest finds it again when another kind of source lists it.
+	MatchKeys []string `json:"matchKeys,omitempty"`
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.
 	Vectors map[string]any `json:"_vectors,omitempty"`
@@ -53,6 +59,11 @@ type Claim struct {
 	Seq               int64  `json:"seq,omitempty"`
 	UpdatedAtTs       int64  `json:"updatedAtTs,omitempty"` // its updatedAt, Unix seconds
 	ContentHash       string `json:"contentHash,omitempty"`
+	// Kind is the kind of source it came from (SourceKind) and Keys its
+	// match keys (MatchKeys): a claim may name the agent by another
+	// identifier, found to be the same agent by one of them.
+	Kind string   `json:"kind,omitempty"`
+	Keys []string `json:"keys,omitempty"`
 }
 
 // NewDocument builds the index document for rec, indexed at now.
@@ -63,6 +74,8 @@ func NewDocument(rec Record, now time.Time) Document {
 		ID:            DocID(rec.Identifier),
 		SourceCatalog: rec.Source.Catalog,
 		IndexedAtTs:   now.Unix(),
+		SourceKind:    SourceKind(&rec),
+		MatchKeys:     MatchKeys(&rec),
 	}
 	seen := map[string]bool{}
 	add := func(s string) {

@@ -35,6 +35,8 @@ const (
 	FieldExpiresAtTs       = "expiresAtTs"
 	FieldContentHash       = "contentHash"
 	FieldLostClaims        = "lostClaims"
+	FieldSourceKind        = "sourceKind"
+	FieldMatchKeys         = "matchKeys"
 	FieldVisibility        = "visibility"
 	// FieldTrustLevel and FieldHealthStatus are nested fields of the
 	// record's trust and health (Meilisearch filters them by dotted path).

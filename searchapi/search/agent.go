@@ -14,7 +14,7 @@ import (
 var internalFields = []string{
 	normalize.FieldID, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
 	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
-	"_rankingScoreDetails",
+	"_rankingScoreDetails", normalize.FieldMatchKeys,
 }
 
 // Agent returns the stored record of identifier as a caller in the groups
