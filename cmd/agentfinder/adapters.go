@@ -59,6 +59,8 @@ func summarize(rep *crawler.Report) scheduler.Result {
 var (
 	_ crawler.Sink         = (*ingest.Indexer)(nil)
 	_ crawler.Holder       = (*ingest.Indexer)(nil)
+	_ crawler.Flusher      = (*ingest.Indexer)(nil) // a registry walk's high-water mark waits for it
+	_ crawler.Flusher      = probedSink{}
 	_ scheduler.Crawler    = (*seedCrawler)(nil)
 	_ scheduler.Persister  = crawlerState{}
 	_ ingest.Embedder      = (*embed.Model)(nil)
