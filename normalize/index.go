@@ -34,6 +34,7 @@ const (
 	FieldIndexedAtTs       = "indexedAtTs"
 	FieldExpiresAtTs       = "expiresAtTs"
 	FieldContentHash       = "contentHash"
+	FieldVersion           = "version"
 	FieldLostClaims        = "lostClaims"
 	FieldSourceKind        = "sourceKind"
 	FieldMatchKeys         = "matchKeys"
@@ -145,6 +146,7 @@ var (
 // Field filterable.
 var FilterFields = map[string]FilterField{
 	"identifier":        {Field: FieldIdentifier, Kind: KindString},
+	"version":           {Field: FieldVersion, Kind: KindString},
 	"type":              {Field: FieldType, Kind: KindType},
 	"publisher":         {Field: FieldPublisherNames, Kind: KindList, Fold: true},
 	"publisherVerified": {Field: FieldPublisherVerified, Kind: KindBool, Fold: true},
@@ -209,6 +211,7 @@ func (r Record) HealthStatus() string {
 // SortFields are the fields a browse can be ordered by, by the name clients
 // use for them.
 var SortFields = map[string]string{
+	"identifier":  FieldIdentifier,
 	"displayName": FieldDisplayName,
 	"updatedAt":   FieldUpdatedAtTs,
 	"indexedAt":   FieldIndexedAtTs,

@@ -34,6 +34,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/haidip"
 	"github.com/agentfinder/agentfinder/searchapi/mcpserver"
+	"github.com/agentfinder/agentfinder/searchapi/registryapi"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 	"github.com/agentfinder/agentfinder/searchapi/xu"
@@ -326,6 +327,7 @@ func (s *Server) routes() {
 	s.mount(xu.New(s.engine, s.now))
 	s.mount(haidip.New(s.engine))
 	s.mount(adp.New(s.engine))
+	s.mount(registryapi.New(s.engine, s.publicURL))
 	s.mount(mcpserver.NewDoor(s.engine, mcpserver.DoorOptions{Version: s.cfg.Version, PublicURL: s.publicURL, Observe: s.observeToolCall, Logger: s.log}))
 }
 

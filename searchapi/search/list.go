@@ -3,11 +3,13 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
@@ -27,6 +29,18 @@ type Listing struct {
 	PageToken string
 	// Access are the caller's groups (Query.Access).
 	Access []string
+	// ByIdentifier lists in identifier order from After on, with no page
+	// token: keyset paging, stable under concurrent writes (a record written
+	// during a walk is neither skipped because others moved nor listed
+	// twice). Sort and PageToken are ignored.
+	ByIdentifier bool
+	// After, with ByIdentifier, keeps only records whose identifier sorts
+	// after it ("" starts at the first).
+	After string
+	// Attributes are record fields retrieved beyond the engine's own; a
+	// record's own "source" asked for here is returned as "provenance"
+	// ("source" is this registry).
+	Attributes []string
 }
 
 // ListPage is one page of a Listing.
@@ -45,6 +59,9 @@ func (s *Engine) List(ctx context.Context, l Listing) (*ListPage, error) {
 	if !l.IncludeStale {
 		f = filter.And(f, filter.Live(s.now()))
 	}
+	if l.ByIdentifier {
+		return s.listByIdentifier(ctx, l, f)
+	}
 	norm := "agents\x00" + string(l.Filter) + "\x00" + strings.Join(l.Sort, ",") + "\x00" + strconv.Itoa(l.Size) + "\x00" + strconv.FormatBool(l.IncludeStale) + accessKey(l.Access)
 	offset := 0
 	if l.PageToken != "" {
@@ -59,19 +76,69 @@ func (s *Engine) List(ctx context.Context, l Listing) (*ListPage, error) {
 		Sort:                 l.Sort,
 		Page:                 int64(offset/l.Size + 1),
 		HitsPerPage:          &hpp,
-		AttributesToRetrieve: searchAttributes,
+		AttributesToRetrieve: listAttributes(l.Attributes),
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := &ListPage{Items: make([]map[string]json.RawMessage, 0, len(resp.Hits)), Total: resp.TotalHits}
-	for _, h := range resp.Hits {
-		h["source"] = s.sourceJSON
-		fillTrustHealth(h)
-		out.Items = append(out.Items, h)
-	}
+	out := &ListPage{Items: s.listItems(resp.Hits), Total: resp.TotalHits}
 	if next := offset + l.Size; int64(next) < resp.TotalHits && next < maxOffset {
 		out.PageToken = s.tokens.encode(norm, next)
 	}
 	return out, nil
+}
+
+// listByIdentifier answers a ByIdentifier listing: the records after
+// l.After in identifier order, f holding the caller's access and liveness.
+func (s *Engine) listByIdentifier(ctx context.Context, l Listing, f filter.Expr) (*ListPage, error) {
+	if l.After != "" {
+		f = filter.And(f, filter.Compare(normalize.FieldIdentifier, filter.OpGt, filter.String(l.After)))
+	}
+	// A document listing, not a search: no ranking to compute.
+	var docs meilisearch.DocumentsResult
+	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
+		Filter: f.Filter(),
+		Sort:   []string{normalize.FieldIdentifier + ":asc"},
+		Limit:  int64(l.Size),
+		Fields: listAttributes(l.Attributes),
+	}, &docs)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]meiliHit, len(docs.Results))
+	for i, d := range docs.Results {
+		hits[i] = meiliHit(d)
+	}
+	return &ListPage{Items: s.listItems(hits), Total: docs.Total}, nil
+}
+
+// listAttributes are the fields a listing retrieves: the engine's own and
+// extra.
+func listAttributes(extra []string) []string {
+	if len(extra) == 0 {
+		return searchAttributes
+	}
+	out := slices.Clone(searchAttributes)
+	for _, a := range extra {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// listItems turns a listing's hits into items: the record's own source (when
+// retrieved) under "provenance", "source" this registry, trust and health
+// filled in.
+func (s *Engine) listItems(hits []meiliHit) []map[string]json.RawMessage {
+	out := make([]map[string]json.RawMessage, 0, len(hits))
+	for _, h := range hits {
+		if p, ok := h["source"]; ok {
+			h["provenance"] = p
+		}
+		h["source"] = s.sourceJSON
+		fillTrustHealth(h)
+		out = append(out, h)
+	}
+	return out
 }
