@@ -13,9 +13,9 @@ import (
 // data, and the document itself, to Enrich) and checks it never panics and
 // keeps its promises: records have valid identifiers and marshal, problems
 // are located and classified. Seeds: every JSON file in testdata and, when
-// present, ../shared/realworld. Crashers found are kept in testdata/fuzz.
+// present, the repository's real-world copies (fixtures/realworld). Crashers found are kept in testdata/fuzz.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"testdata", sharedRealworld} {
+	for _, dir := range []string{"testdata", repoRealworld} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
 				return nil

@@ -27,14 +27,14 @@ var canonicalCases = []string{
 
 // TestCanonicalizerMatchesReference checks that the one-pass canonicalizer
 // writes exactly what canonicalJSON (decode into Go values, re-encode) does,
-// on hard cases, every JSON file in testdata and ../shared/realworld, and
+// on hard cases, every JSON file in testdata and fixtures/realworld, and
 // every entry of those files: stored content hashes must not change.
 func TestCanonicalizerMatchesReference(t *testing.T) {
 	docs := map[string][]byte{}
 	for i, s := range canonicalCases {
 		docs["case "+string(rune('A'+i%26))+strings.Repeat("'", i/26)] = []byte(s)
 	}
-	for _, dir := range []string{"testdata", sharedRealworld} {
+	for _, dir := range []string{"testdata", repoRealworld} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
 				return nil

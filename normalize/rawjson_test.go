@@ -15,14 +15,14 @@ import (
 
 // TestRawHelpersMatchEncodingJSON checks the helpers that split validated
 // JSON against the encoding/json calls they replace, on every JSON file in
-// testdata and ../shared/realworld, each of their members and hard cases.
+// testdata and fixtures/realworld, each of their members and hard cases.
 func TestRawHelpersMatchEncodingJSON(t *testing.T) {
 	var docs [][]byte
 	for _, s := range canonicalCases {
 		docs = append(docs, []byte(s))
 	}
 	docs = append(docs, []byte(`{"big":1e400,"ok":1}`), []byte(`{"a":[1e-400,-0,2.5E3]}`), []byte(`{"a":{"b":[-1e309]}}`))
-	for _, dir := range []string{"testdata", sharedRealworld} {
+	for _, dir := range []string{"testdata", repoRealworld} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
 				if b, err := os.ReadFile(p); err == nil {

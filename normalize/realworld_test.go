@@ -17,9 +17,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-// sharedRealworld is ../shared/realworld seen from the repository root.
-var sharedRealworld = filepath.Join("..", "..", "shared", "realworld")
-
 // summary is what one real-world document yields, kept in
 // testdata/golden/realworld-summary.json.
 type summary struct {
@@ -59,6 +56,10 @@ func jsonFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// repoRealworld is the repository's copies of real data published by
+// others (real A2A cards and MCP registry records), seen from normalize.
+var repoRealworld = filepath.Join("..", "fixtures", "realworld")
 
 // realworldOptions are the options every real-world file is parsed with: an
 // origin on a host none of them names, so verification runs.
@@ -136,18 +137,6 @@ func checkSummaries(t *testing.T, dir string, golden map[string]summary) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", name, got, want)
 		}
-	}
-}
-
-// TestRealworldShared parses every file of ../shared/realworld.
-func TestRealworldShared(t *testing.T) {
-	if _, err := os.Stat(sharedRealworld); err != nil {
-		t.Skipf("%s not present: %v", sharedRealworld, err)
-	}
-	golden := readSummaries(t)
-	checkSummaries(t, sharedRealworld, golden)
-	if *update {
-		writeJSON(t, summaryGolden, golden)
 	}
 }
 
