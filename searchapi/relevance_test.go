@@ -176,9 +176,21 @@ func TestUpstreamRescored(t *testing.T) {
 	if storm <= jukebox || storm <= all["urn:ai:t.example:agent:tunes"] {
 		t.Errorf("scores %v: the upstream's rain agent must outscore its jukebox and the local music agent", all)
 	}
+	// With a cut-off, local and upstream results pass the one rule
+	// (score.Model.Keep): at least minScore and near enough the best.
 	cut := search(jukebox + 1)
-	if _, ok := cut["urn:ai:up.example:agent:jukebox"]; ok || cut["urn:ai:up.example:agent:storm"] != storm {
-		t.Errorf("minScore %d: %v", jukebox+1, cut)
+	best := 0
+	for _, s := range all {
+		best = max(best, s)
+	}
+	for id, s := range all {
+		got, kept := cut[id]
+		if want := score.Default.Keep(s, best, jukebox+1); kept != want || kept && got != s {
+			t.Errorf("minScore %d: %s (score %d of best %d) kept %v with %d, want kept %v", jukebox+1, id, s, best, kept, got, want)
+		}
+	}
+	if _, ok := cut["urn:ai:up.example:agent:jukebox"]; ok {
+		t.Errorf("minScore %d: %v keeps the jukebox", jukebox+1, cut)
 	}
 }
 

@@ -59,6 +59,19 @@ type Request struct {
 	IDField string
 	// Prefer, when set, boosts documents carrying a preferred value.
 	Prefer *Preference
+	// Counts, when set, are the document counts terms are weighed by
+	// (idf) instead of those under Filter: a filtered search given the
+	// counts of the unfiltered one scores each document it keeps as the
+	// unfiltered search does.
+	Counts *Counts
+}
+
+// Counts are the document counts of a search: how many documents it could
+// return and how many hold each of its terms (Result.Total and
+// Result.TermDocs).
+type Counts struct {
+	Docs     int
+	TermDocs []int
 }
 
 // Preference is a soft constraint: documents whose Field (a string or an
@@ -75,13 +88,14 @@ type Preference struct {
 type Result struct {
 	// Hits are the best Limit results, best first; ID is the IDField value.
 	Hits []query.Scored
-	// Total is how many documents the filter admits.
+	// Total is how many documents the filter admits (Request.Counts.Docs
+	// when given).
 	Total int
 	// Terms are the words searched one by one.
 	Terms []string
 	// TermDocs holds, for each of Terms, how many documents its query
 	// matches (Meilisearch's estimatedTotalHits: the term's document
-	// frequency under the filter).
+	// frequency under the filter; Request.Counts.TermDocs when given).
 	TermDocs []int
 	// Preferred holds the IDs of hits Request.Prefer boosted.
 	Preferred map[string]bool
@@ -124,6 +138,12 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 		termDocs[i] = tr[i].TotalHits
 	}
 	total := int(resp.Results[0].EstimatedTotalHits)
+	if c := r.Counts; c != nil && len(c.TermDocs) == len(tr) {
+		total = c.Docs
+		for i := range tr {
+			tr[i].TotalHits, termDocs[i] = c.TermDocs[i], c.TermDocs[i]
+		}
+	}
 	weight := r.KeywordWeight
 	if weight == 0 {
 		weight = query.DefaultKeywordWeight

@@ -78,7 +78,11 @@ func Fuse(semantic []Hit, terms []TermResult, docs int, keywordWeight float64) [
 	n := float64(max(docs, 1))
 	var idfSum float64
 	for _, t := range terms {
-		if t.TotalHits <= 0 || len(t.Hits) == 0 {
+		// A term counts by its document frequency, even when none of the
+		// documents holding it are in Hits (a filtered search weighed by
+		// the unfiltered counts): a document's share must not depend on
+		// which others the search could return.
+		if t.TotalHits <= 0 {
 			continue
 		}
 		df := math.Min(float64(t.TotalHits), n)

@@ -45,6 +45,22 @@ type Model struct {
 	// Decay is how fast a later result's score falls below the first's
 	// with the ranker's utility: score = first · exp(-Decay·(uFirst - u)).
 	Decay float64
+	// Within is the per-result rule on top of MinScore: a result is shown
+	// only when its score is at least Within times the best score of its
+	// request (Keep), so a strong first answer no longer brings the index
+	// behind it. Chosen on make eval's runs (docs/MEASUREMENTS.md).
+	Within float64
+}
+
+// Keep reports whether a result scoring pct (0..100) is shown in an answer
+// whose best result scores best, under the cut-off cut: it must reach cut
+// and, unless cut is 0 (minScore 0 shows every result), Within of best.
+// Every door filters its results through this one rule.
+func (m *Model) Keep(pct, best, cut int) bool {
+	if pct < cut {
+		return false
+	}
+	return cut <= 0 || float64(pct) >= m.Within*float64(best)
 }
 
 // Default is the model POST /search and every binding use. TestFit fitted
@@ -96,6 +112,7 @@ var Default = Model{
 	},
 	Decay:    2,
 	MinScore: 15,
+	Within:   0.9,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -140,6 +157,7 @@ var KeywordOnly = Model{
 	},
 	Decay:    2,
 	MinScore: 5,
+	Within:   0.9,
 }
 
 // Ranking is the outcome of Rank.

@@ -161,3 +161,25 @@ func TestUnknownHinge(t *testing.T) {
 		}
 	}
 }
+
+// TestKeep: a result is shown when it reaches the cut-off and Within of
+// the best score; minScore 0 shows everything.
+func TestKeep(t *testing.T) {
+	m := Model{Within: 0.8}
+	cases := []struct {
+		pct, best, cut int
+		want           bool
+	}{
+		{90, 90, 15, true},  // the best
+		{72, 90, 15, true},  // 0.8 of the best
+		{71, 90, 15, false}, // a strong first answer no longer drags it along
+		{20, 24, 15, true},  // a weak answer's near equals stay
+		{14, 14, 15, false}, // below the cut-off
+		{1, 90, 0, true},    // minScore 0: everything
+	}
+	for _, c := range cases {
+		if got := m.Keep(c.pct, c.best, c.cut); got != c.want {
+			t.Errorf("Keep(%d, best %d, cut %d) = %v, want %v", c.pct, c.best, c.cut, got, c.want)
+		}
+	}
+}

@@ -18,17 +18,28 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/score"
 )
 
-// filter returns the Meilisearch filter of the query's hard constraints.
+// filter returns the Meilisearch filter of the query's hard constraints:
+// the caller's filters (userFilters) and the base every search has
+// (baseFilter).
 func (s *Engine) filter(q *Query) filter.Expr {
-	parts := make([]filter.Expr, 0, len(q.Groups)+2)
+	return filter.And(append(s.userFilters(q), s.baseFilters(q)...)...)
+}
+
+// baseFilter is the filter of a search without the caller's filters: live
+// records (unless stale ones are asked for) the caller may see. Scores are
+// computed over what it admits, whatever else filters the results.
+func (s *Engine) baseFilter(q *Query) filter.Expr {
+	return filter.And(s.baseFilters(q)...)
+}
+
+// userFilters are the constraints the request itself adds.
+func (s *Engine) userFilters(q *Query) []filter.Expr {
+	parts := make([]filter.Expr, 0, len(q.Groups)+3)
 	for _, g := range q.Groups {
 		parts = append(parts, g.Expr())
 	}
 	if q.VerifiedOnly {
 		parts = append(parts, filter.Is(normalize.FieldPublisherVerified, true))
-	}
-	if !q.IncludeStale {
-		parts = append(parts, filter.Live(s.now()))
 	}
 	if q.MaxIndexAge > 0 {
 		parts = append(parts, filter.Since(normalize.FieldIndexedAtTs, s.now().Add(-q.MaxIndexAge)))
@@ -36,8 +47,15 @@ func (s *Engine) filter(q *Query) filter.Expr {
 	if q.MaxMetadataAge > 0 {
 		parts = append(parts, filter.Since(normalize.FieldUpdatedAtTs, s.now().Add(-q.MaxMetadataAge)))
 	}
-	parts = append(parts, filter.Access(q.Access))
-	return filter.And(parts...)
+	return parts
+}
+
+func (s *Engine) baseFilters(q *Query) []filter.Expr {
+	var parts []filter.Expr
+	if !q.IncludeStale {
+		parts = append(parts, filter.Live(s.now()))
+	}
+	return append(parts, filter.Access(q.Access))
 }
 
 // searchAttributes are the document fields a search retrieves: everything a
@@ -256,9 +274,12 @@ type localPage struct {
 }
 
 // localSearch answers q from the index, starting at offset. The first
-// poolSize results of the fused ranking are re-ordered and scored by the
-// relevance model; later ones keep the fused order. Results scoring below
-// the request's cut-off are left out.
+// poolSize results of the fused ranking under the base filter (scaled) are
+// re-ordered and scored by the relevance model; the request's results are
+// those of the pool its filters keep, in the model's order, then the rest
+// of its own fused ranking, each scored on the pool's scale, so that a
+// filter never changes the score of a record it keeps. Results the cut-off
+// rule (score.Model.Keep) leaves out are left out.
 func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPage, error) {
 	out := localPage{Best: -1}
 	limit := q.PageSize
@@ -269,44 +290,54 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 		return out, nil
 	}
 	vec := s.queryVector(ctx, q.Text)
-	res, err := s.ranked(ctx, s.newPlan(q, vec), offset+limit+1)
+	res, scale, err := s.scaled(ctx, q, vec, offset+limit+1)
 	if err != nil {
 		return out, err
 	}
-	nPool := min(poolSize, res.Shallow)
-	end := min(offset+limit, len(res.Hits))
-	ids := make([]string, 0, nPool+limit)
-	for _, h := range res.Hits[:nPool] {
+	pool := scale.Hits[:min(poolSize, scale.Shallow)]
+	present, rest := split(res.Hits, pool)
+	n := present + len(rest)
+	end := min(offset+limit, n)
+	ids := make([]string, 0, len(pool)+limit+1)
+	for _, h := range pool {
 		ids = append(ids, h.ID)
 	}
-	for i := max(offset, nPool); i < end; i++ {
-		ids = append(ids, res.Hits[i].ID)
+	for i := max(offset, present); i < end; i++ {
+		ids = append(ids, rest[i-present].ID)
+	}
+	if present == 0 && len(rest) > 0 && offset > 0 {
+		ids = append(ids, rest[0].ID) // the best result, for the cut-off rule
 	}
 	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], &out)
 	if err != nil {
 		return out, err
 	}
-	rel := rankPool(res, res.Hits[:nPool], byID, vec, s.smallTalk(vec))
+	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	out.Rel = rel
-	// The sequence every page slices: the pool in the model's order, then
-	// the rest in fused order.
-	seq := make([]query.Scored, 0, len(res.Hits))
+	// The sequence every page slices: the pool members the request keeps
+	// in the model's order, then the rest in fused order.
+	kept := hitIDs(res.Hits)
+	seq := make([]query.Scored, 0, n)
+	var poolScores []float64
 	for _, i := range rel.rk.Order {
-		seq = append(seq, res.Hits[i])
+		if kept[pool[i].ID] {
+			seq = append(seq, pool[i])
+			poolScores = append(poolScores, rel.rk.Scores[i])
+		}
 	}
-	seq = append(seq, res.Hits[nPool:]...)
+	seq = append(seq, rest...)
 	scoreAt := func(i int) float64 {
-		if i < nPool {
-			return rel.rk.Scores[rel.rk.Order[i]]
+		if i < len(poolScores) {
+			return poolScores[i]
 		}
 		return rel.scoreOf(seq[i].ID, byID[seq[i].ID], seq[i].Keyword, seq[i].Semantic)
 	}
 	cut := s.cutoff(q, rel)
-	if nPool > 0 {
-		out.Best = score.Percent(rel.rk.Scores[rel.rk.Order[0]])
-		for _, p := range rel.rk.Scores {
-			out.Best = max(out.Best, score.Percent(p))
-		}
+	for _, p := range poolScores {
+		out.Best = max(out.Best, score.Percent(p))
+	}
+	if out.Best < 0 && n > 0 {
+		out.Best = score.Percent(scoreAt(0))
 	}
 	var qt []string
 	if q.Evidence {
@@ -315,15 +346,59 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))
 		d, ok := byID[seq[i].ID]
-		if p < cut || !ok {
+		if !rel.model.Keep(p, out.Best, cut) || !ok {
 			continue // below the cut-off, or removed since the search
 		}
-		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID]))
+		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID]))
 	}
-	if len(res.Hits) > offset+limit && s.mayPass(rel, offset+limit, nPool, cut) {
+	if n > offset+limit && rel.mayPass(poolScores, offset+limit, out.Best, cut) {
 		out.Next = offset + limit
 	}
 	return out, nil
+}
+
+// scaled returns the fused ranking of q (at least its first n results) and
+// the ranking its scores are on: the same one when q has no filters of its
+// own; otherwise the ranking under the base filter alone, whose document
+// counts the filtered search weighs its terms by. A record's score then
+// depends on the request and the index, never on the filter that kept it.
+func (s *Engine) scaled(ctx context.Context, q *Query, vec []float32, n int) (res, scale rankedResult, err error) {
+	plan := s.newPlan(q, vec)
+	if len(s.userFilters(q)) == 0 {
+		res, err = s.ranked(ctx, plan, n)
+		return res, res, err
+	}
+	base := plan
+	base.Filter = s.baseFilter(q).Filter()
+	if scale, err = s.ranked(ctx, base, poolSize); err != nil {
+		return res, scale, err
+	}
+	plan.Counts = &hybrid.Counts{Docs: scale.Total, TermDocs: scale.TermDocs}
+	res, err = s.ranked(ctx, plan, n)
+	return res, scale, err
+}
+
+// split counts the hits that are pool members and returns the others, in
+// order.
+func split(hits, pool []query.Scored) (present int, rest []query.Scored) {
+	inPool := hitIDs(pool)
+	for _, h := range hits {
+		if inPool[h.ID] {
+			present++
+		} else {
+			rest = append(rest, h)
+		}
+	}
+	return present, rest
+}
+
+// hitIDs is the set of the hits' identifiers.
+func hitIDs(hits []query.Scored) map[string]bool {
+	out := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		out[h.ID] = true
+	}
+	return out
 }
 
 // fetchPage fetches the documents of ids (the pool and the page) and, in
@@ -388,15 +463,16 @@ func (s *Engine) facetCounts(ctx context.Context, raw json.RawMessage) map[strin
 }
 
 // mayPass reports whether a result at or after position from of the
-// sequence can reach the cut-off: known for the pool, bounded by the
-// pool's lowest score past it.
-func (s *Engine) mayPass(rel *relevance, from, nPool, cut int) bool {
-	for i := from; i < nPool; i++ {
-		if score.Percent(rel.rk.Scores[rel.rk.Order[i]]) >= cut {
+// sequence can pass the cut-off (score.Model.Keep, best the answer's best
+// score): known for the pool members (poolScores, in sequence order),
+// bounded by the pool's lowest score past them.
+func (rel *relevance) mayPass(poolScores []float64, from, best, cut int) bool {
+	for i := from; i < len(poolScores); i++ {
+		if rel.model.Keep(score.Percent(poolScores[i]), best, cut) {
 			return true
 		}
 	}
-	return score.Percent(rel.floor) >= cut
+	return rel.model.Keep(score.Percent(rel.floor), best, cut)
 }
 
 // toHit turns a fetched document, its fused components and its score

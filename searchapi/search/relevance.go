@@ -164,9 +164,10 @@ func noMatchReason(best, cut int) string {
 // are described like local ones (each entry's name and text against the
 // request's terms, its entry text's vector against the query vector) and
 // ranked together with the local pool, whose confidence then also reflects
-// the best upstream match. Results below the cut-off are left out, the rest
-// sorted by score (stable: ties keep the federated order). best is the
-// highest score before the cut (-1: no result).
+// the best upstream match. Results the cut-off rule (score.Model.Keep)
+// leaves out are dropped, the rest sorted by score (stable: ties keep the
+// federated order). best is the highest score before the cut (-1: no
+// result).
 func (s *Engine) rescoreFederated(ctx context.Context, rel *relevance, hits []federation.Hit, cut int) (out []federation.Hit, best int) {
 	upstream := s.upstreamCandidates(ctx, rel, hits)
 	pool := append(slices.Clip(rel.pool), upstream...)
@@ -180,24 +181,27 @@ func (s *Engine) rescoreFederated(ctx context.Context, rel *relevance, hits []fe
 		at[id] = i
 	}
 	best, u := -1, len(rel.pool)
-	for _, h := range hits {
+	pct := make([]int, len(hits))
+	for i, h := range hits {
 		var p float64
-		switch i, ok := at[h.Identifier]; {
+		switch j, ok := at[h.Identifier]; {
 		case !h.Local:
 			p, u = rk.Scores[u], u+1
 		case ok:
-			p = rk.Scores[i]
+			p = rk.Scores[j]
 		default:
 			c := rel.cands[h.Identifier]
 			p = math.Min(rel.model.Score(&rel.req, rk, &c), floor)
 		}
-		pct := score.Percent(p)
-		best = max(best, pct)
-		if pct < cut {
+		pct[i] = score.Percent(p)
+		best = max(best, pct[i])
+	}
+	for i, h := range hits {
+		if !rel.model.Keep(pct[i], best, cut) {
 			continue
 		}
-		h.Score = float64(pct)
-		h.Entry["score"] = json.RawMessage(strconv.Itoa(pct))
+		h.Score = float64(pct[i])
+		h.Entry["score"] = json.RawMessage(strconv.Itoa(pct[i]))
 		out = append(out, h)
 	}
 	slices.SortStableFunc(out, func(a, b federation.Hit) int { return cmp.Compare(b.Score, a.Score) })

@@ -149,7 +149,7 @@ type relevanceServer struct {
 	dump    relevanceDump
 }
 
-func newRelevanceServer(t *testing.T) *relevanceServer {
+func newRelevanceServer(t *testing.T, extra ...normalize.CatalogResult) *relevanceServer {
 	t.Helper()
 	rs := &relevanceServer{dir: envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance"), dump: relevanceDump{Docs: map[string]dumpDoc{}}}
 	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
@@ -157,7 +157,7 @@ func newRelevanceServer(t *testing.T) *relevanceServer {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rs.results = relevanceCatalogs(t, rs.dir)
+	rs.results = append(relevanceCatalogs(t, rs.dir), extra...)
 	ms := meilitest.Connect(t)
 	name := meilitest.NewIndexName("relevance")
 	ix, err := ingest.New(ctx, ms.Client, ingest.Config{Index: name, Embedder: m})
