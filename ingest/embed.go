@@ -21,15 +21,14 @@ type Embedder interface {
 
 // VectorTexts returns the texts embedded for rec, in the order
 // normalize.EmbedderName's vectors are stored: the entry text, then the
-// embedded representative queries and examples. Empty texts are skipped.
-// Benchmarks embed the same texts for their floor.
+// embedded representative queries. Empty texts are skipped. Benchmarks
+// embed the same texts for their floor.
 func VectorTexts(rec normalize.Record) []string {
 	var out []string
 	if t := normalize.EntryText(rec); t != "" {
 		out = append(out, t)
 	}
-	out = append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)
-	return append(out, normalize.EmbeddedExamples(rec.Examples)...)
+	return append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)
 }
 
 // vectorCache remembers vectors by content hash so content already embedded

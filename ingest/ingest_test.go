@@ -381,8 +381,8 @@ func TestEmbeddings(t *testing.T) {
 		}
 		return len(d.Vectors[normalize.EmbedderName].Embeddings)
 	}
-	if n := vectors("urn:air:acme.test:agent:weather"); n != 4 {
-		t.Fatalf("weather: %d vectors, want 4 (entry + 2 queries + 1 example)", n)
+	if n := vectors("urn:air:acme.test:agent:weather"); n != 3 {
+		t.Fatalf("weather: %d vectors, want 3 (entry + 2 queries; examples get none)", n)
 	}
 	if n := vectors("urn:air:acme.test:agent:travel"); n != 0 {
 		t.Fatalf("travel (no text): %d vectors, want 0", n)
@@ -398,7 +398,7 @@ func TestEmbeddings(t *testing.T) {
 	if emb.texts != texts {
 		t.Fatalf("re-sync embedded %d more texts, want 0", emb.texts-texts)
 	}
-	if n := vectors("urn:air:acme.test:agent:weather"); n != 4 || e.count("stale = true") != 3 {
+	if n := vectors("urn:air:acme.test:agent:weather"); n != 3 || e.count("stale = true") != 3 {
 		t.Fatalf("after stale marking: %d vectors, %d stale", n, e.count("stale = true"))
 	}
 	hits, err := e.client.Index(e.index).SearchWithContext(t.Context(), "", &meilisearch.SearchRequest{
@@ -513,6 +513,48 @@ func TestEmbedderAddedLaterReembedsOnNextFetch(t *testing.T) {
 	}
 	if st.NumberOfEmbeddedDocuments != 3 {
 		t.Fatalf("%d embedded documents, want 3", st.NumberOfEmbeddedDocuments)
+	}
+}
+
+// TestEmbedderOfAnOldLayoutIsReplaced: an index whose vectors are under
+// another embedder name (an older layout: "default" held a vector per
+// example too) gets normalize.EmbedderName alone, its documents are
+// re-embedded on their next fetch, and the start after that changes no
+// settings.
+func TestEmbedderOfAnOldLayoutIsReplaced(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.sync(catalog(t, acme, acmeManifest()))
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: 8}}
+	task, err := e.client.Index(e.index).UpdateEmbeddersWithContext(t.Context(), old)
+	if err == nil {
+		_, err = e.client.WaitForTaskWithContext(t.Context(), task.TaskUID, 50*time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("old embedder: %v", err)
+	}
+	emb := &hashEmbedder{dims: 8}
+	e.open(Config{Embedder: emb})
+	e.sync(catalog(t, acme, acmeManifest()))
+	if ar := e.results.last(acme); ar.Upserted != 3 {
+		t.Fatalf("after the layout changed: %+v, want all 3 rewritten", ar)
+	}
+	s, err := e.client.Index(e.index).GetSettingsWithContext(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Embedders[normalize.EmbedderName]; !ok || len(s.Embedders) != 1 {
+		t.Fatalf("embedders = %v, want %s alone", s.Embedders, normalize.EmbedderName)
+	}
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := e.tasks()
+	e.open(Config{Embedder: emb})
+	if after := e.tasks(); after != before {
+		t.Fatalf("the start after the change enqueued %d tasks, want 0", after-before)
 	}
 }
 

@@ -106,6 +106,16 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 	return embeddersMatch(cur, want)
 }
 
+// droppedEmbedder reports whether cur has an embedder want does not name.
+func droppedEmbedder(cur, want *meilisearch.Settings) bool {
+	for name := range cur.Embedders {
+		if _, ok := want.Embedders[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
 // embeddersMatch reports whether cur has exactly want's embedders.
 func embeddersMatch(cur, want *meilisearch.Settings) bool {
 	if len(cur.Embedders) != len(want.Embedders) {
@@ -144,7 +154,10 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 			return false, false, err
 		}
 	}
-	if len(want.Embedders) == 0 && len(cur.Embedders) > 0 {
+	if droppedEmbedder(cur, want) {
+		// A settings update merges embedders: one want no longer names
+		// (the layout's previous name, normalize.EmbedderName) must be
+		// reset, or every start would find the settings changed.
 		err := s.write(ctx, "reset embedders of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 			return s.client.Index(index).ResetEmbeddersWithContext(ctx)
 		})

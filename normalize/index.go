@@ -46,8 +46,11 @@ const (
 )
 
 // EmbedderName names the Meilisearch userProvided embedder holding each
-// document's vectors.
-const EmbedderName = "default"
+// document's vectors. The name stands for their layout (below): a new
+// layout takes a new name, so that ingest, finding the index's embedder
+// changed, re-embeds every document instead of mixing layouts. ("default"
+// held one vector per example as well, up to 49 a document.)
+const EmbedderName = "entry"
 
 // EntryText is the text whose vector stands for the whole entry: its name,
 // description, capabilities, skill names and tags, one per line. ingest
@@ -76,24 +79,19 @@ func EntryText(rec Record) string {
 
 // The stored vectors of a document under EmbedderName are, in this order:
 // the vector of the entry text (when there is one), then one per text of
-// EmbeddedQueries(rec.RepresentativeQueries), then one per text of
-// EmbeddedExamples(rec.Examples). The caps keep one catalog from making
-// ingest embed without bound.
-const (
-	MaxEmbeddedQueries  = 32
-	MaxEmbeddedExamples = 16
-)
+// EmbeddedQueries(rec.RepresentativeQueries). Examples (A2A skill examples,
+// tool descriptions) get none, and representative queries at most
+// MaxEmbeddedQueries: Meilisearch matches a document on its closest
+// vector, so every vector more is one more chance to sit near an unrelated
+// request, and a card with a dozen varied examples ended in the top 10 of
+// a third of all requests (docs/MEASUREMENTS.md, "vectors per document").
+// Examples still count by their words (evidence).
+const MaxEmbeddedQueries = 4
 
 // EmbeddedQueries returns the representative queries that get a vector of
 // their own: the first MaxEmbeddedQueries non-empty ones, trimmed.
 func EmbeddedQueries(queries []string) []string {
 	return firstNonEmpty(queries, MaxEmbeddedQueries)
-}
-
-// EmbeddedExamples returns the examples that get a vector of their own: the
-// first MaxEmbeddedExamples non-empty ones, trimmed.
-func EmbeddedExamples(examples []string) []string {
-	return firstNonEmpty(examples, MaxEmbeddedExamples)
 }
 
 func firstNonEmpty(texts []string, limit int) []string {

@@ -142,7 +142,7 @@ func serveRecords(t testing.TB, prefix string, recs []normalize.Record, emb sear
 	idx := ms.Client.Index(name)
 	st := searchtest.Settings()
 	if emb != nil {
-		st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
+		st.Embedders = map[string]meilisearch.Embedder{normalize.EmbedderName: {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: emb.Dimensions()}}
 	}
 	task, err := idx.UpdateSettings(st)
 	if err != nil {

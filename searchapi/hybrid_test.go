@@ -37,7 +37,7 @@ func TestHybridSearch(t *testing.T) {
 	ms, name := meilitest.Index(t, "searchapi_hybrid")
 	idx := ms.Client.Index(name)
 	st := searchtest.Settings()
-	st.Embedders = map[string]meilisearch.Embedder{"default": {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: 3}}
+	st.Embedders = map[string]meilisearch.Embedder{normalize.EmbedderName: {Source: meilisearch.UserProvidedEmbedderSource, Dimensions: 3}}
 	task, err := idx.UpdateSettings(st)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestHybridSearch(t *testing.T) {
 	}
 	mk := func(id, name, desc string, vec []float32) normalize.Document {
 		d := normalize.NewDocument(normalize.Record{Identifier: id, DisplayName: name, Description: desc, Type: "application/a2a-agent-card+json"}, testNow)
-		d.Vectors = map[string]any{"default": vec}
+		d.Vectors = map[string]any{normalize.EmbedderName: vec}
 		return d
 	}
 	docs := []normalize.Document{

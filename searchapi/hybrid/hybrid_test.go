@@ -9,6 +9,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 type doc struct {
@@ -27,7 +28,7 @@ func newIndex(t *testing.T) (*meilitest.Server, string) {
 	task, err := srv.Client.Index(index).UpdateSettings(&meilisearch.Settings{
 		SearchableAttributes: []string{"displayName", "description"},
 		FilterableAttributes: []string{"identifier", "type"},
-		Embedders:            map[string]meilisearch.Embedder{"default": {Source: "userProvided", Dimensions: 3}},
+		Embedders:            map[string]meilisearch.Embedder{normalize.EmbedderName: {Source: "userProvided", Dimensions: 3}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +38,13 @@ func newIndex(t *testing.T) (*meilitest.Server, string) {
 	}
 	docs := []doc{
 		{"a", "urn:ai:a.test:agent:flights", "Flight Booker", "Books airline tickets and compares fares.", "agent",
-			map[string]any{"default": [][]float32{{1, 0, 0}, {0.9, 0.1, 0}}}},
+			map[string]any{normalize.EmbedderName: [][]float32{{1, 0, 0}, {0.9, 0.1, 0}}}},
 		{"b", "urn:ai:b.test:agent:weather", "Weather Now", "Daily weather forecasts for any city.", "agent",
-			map[string]any{"default": []float32{0, 1, 0}}},
+			map[string]any{normalize.EmbedderName: []float32{0, 1, 0}}},
 		{"c", "urn:ai:c.test:mcp:hotels", "Hotel Finder", "Finds cheap hotels and compares daily rates.", "mcp",
-			map[string]any{"default": []float32{0.6, 0, 0.8}}},
+			map[string]any{normalize.EmbedderName: []float32{0.6, 0, 0.8}}},
 		{"d", `urn:ai:d.test:agent:quote"d`, "Quote \"Tool\"", "Stock quotes, daily.", "agent",
-			map[string]any{"default": nil}},
+			map[string]any{normalize.EmbedderName: nil}},
 	}
 	task, err = srv.Client.Index(index).AddDocuments(docs, nil)
 	if err != nil {

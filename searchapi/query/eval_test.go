@@ -258,7 +258,7 @@ func (s *searcher) run(t *testing.T, m *embed.Model, qs []devQuery, vecs map[str
 			}
 			if vec != nil {
 				body["vector"] = vec
-				body["hybrid"] = map[string]any{"embedder": "default", "semanticRatio": c.ratio}
+				body["hybrid"] = map[string]any{"embedder": normalize.EmbedderName, "semanticRatio": c.ratio}
 			}
 			ids, err = s.search(context.Background(), body)
 		}
@@ -360,7 +360,7 @@ func buildIndex(t *testing.T, srv *meilitest.Server, m *embed.Model, recs []norm
 	task, err = srv.Client.Index(name).UpdateSettings(&meilisearch.Settings{
 		SearchableAttributes: attrs,
 		RankingRules:         rules,
-		Embedders:            map[string]meilisearch.Embedder{"default": {Source: "userProvided", Dimensions: 512}},
+		Embedders:            map[string]meilisearch.Embedder{normalize.EmbedderName: {Source: "userProvided", Dimensions: 512}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -391,9 +391,9 @@ func buildIndex(t *testing.T, srv *meilitest.Server, m *embed.Model, recs []norm
 	}
 	for i := range docs {
 		if len(per[i]) == 0 {
-			docs[i].Vectors = map[string]any{"default": nil}
+			docs[i].Vectors = map[string]any{normalize.EmbedderName: nil}
 		} else {
-			docs[i].Vectors = map[string]any{"default": per[i]}
+			docs[i].Vectors = map[string]any{normalize.EmbedderName: per[i]}
 		}
 	}
 	t.Logf("%s: embedded %d texts for %d records in %v", variant, len(texts), len(docs), time.Since(t0).Round(time.Millisecond))

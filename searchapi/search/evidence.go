@@ -74,8 +74,11 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *Query
 	if len(tags) > 0 && len(ev.MatchedTags) > 0 {
 		tagHits = math.Min(1, float64(len(ev.MatchedTags))/math.Max(1, math.Min(float64(len(tags)), float64(len(qterms)+len(wanted)))))
 	}
-	if m, ok := semanticExamples(vectorsRaw, vec, rq, ex); ok {
-		ev.MatchedExamples = m
+	// Representative queries have vectors of their own (compared by
+	// cosine); examples have none (normalize.EmbedderName's layout) and are
+	// compared by words.
+	if m, ok := semanticExamples(vectorsRaw, vec, rq); ok {
+		ev.MatchedExamples = append(m, lexicalExamples(qterms, nil, ex)...)
 	} else {
 		ev.MatchedExamples = lexicalExamples(qterms, rq, ex)
 	}
@@ -108,11 +111,11 @@ func buildEvidence(h meiliHit, examplesRaw, vectorsRaw json.RawMessage, q *Query
 	return ev
 }
 
-// semanticExamples scores each representative query and example by the
+// semanticExamples scores each embedded representative query by the
 // cosine of its stored vector with the query vector. ok is false when there
 // is no query vector or the stored vectors do not line up with the texts
 // (e.g. indexed before they changed).
-func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string) ([]MatchedExample, bool) {
+func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq []string) ([]MatchedExample, bool) {
 	if vec == nil || len(vectorsRaw) == 0 {
 		return nil, false
 	}
@@ -120,14 +123,7 @@ func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string
 	if err != nil || len(vs) == 0 {
 		return nil, false
 	}
-	type text struct{ kind, text string }
-	var texts []text
-	for _, t := range normalize.EmbeddedQueries(rq) {
-		texts = append(texts, text{"representativeQuery", t})
-	}
-	for _, t := range normalize.EmbeddedExamples(ex) {
-		texts = append(texts, text{"example", t})
-	}
+	texts := normalize.EmbeddedQueries(rq)
 	var skip int
 	switch len(vs) {
 	case len(texts) + 1: // the entry text first
@@ -139,7 +135,7 @@ func semanticExamples(vectorsRaw json.RawMessage, vec []float32, rq, ex []string
 	out := make([]MatchedExample, 0, len(texts))
 	for i, t := range texts {
 		_, cos := hybrid.BestMatch(vec, vs[skip+i:skip+i+1])
-		out = append(out, MatchedExample{Text: t.text, Kind: t.kind, Score: Round3(max(0, cos))})
+		out = append(out, MatchedExample{Text: t, Kind: "representativeQuery", Score: Round3(max(0, cos))})
 	}
 	return out, true
 }
