@@ -20,37 +20,52 @@ var complianceFamilies = map[string]bool{
 	"c5": true, "ferpa": true, "coppa": true, "glba": true, "sox": true,
 }
 
-// ComplianceValues returns the compliance filter values for attestation types:
-// lower-cased, spaces and underscores as hyphens, plus the family of a
+// ComplianceValues returns the compliance filter values for attestation
+// types, each in its one spelling (ComplianceValue), plus the family of a
 // qualified type of a known family ("SOC2-Type2" gives "soc2-type2" and
-// "soc2"; "ISO 27001" gives "iso-27001" and "iso27001").
+// "soc2"; "ISO 27001", "ISO-27001" and "ISO27001" all give "iso27001";
+// "ISO-27001-2022" gives "iso27001-2022" and "iso27001"). The attestation
+// types themselves stay as published in the record's trustManifest.
 func ComplianceValues(types []string) []string {
 	var out []string
 	for _, t := range types {
-		v := strings.ToLower(strings.TrimSpace(t))
-		v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '_' || r == '\t' }), "-")
+		v := ComplianceValue(t)
 		if v == "" {
 			continue
 		}
 		out = appendUnique(out, v)
-		if joined := strings.ReplaceAll(v, "-", ""); complianceFamilies[joined] {
-			out = appendUnique(out, joined)
-			continue
-		}
 		parts := strings.Split(v, "-")
 		for i := len(parts) - 1; i >= 1; i-- {
-			prefix := strings.Join(parts[:i], "-")
-			if complianceFamilies[prefix] {
+			if prefix := strings.Join(parts[:i], "-"); complianceFamilies[prefix] {
 				out = appendUnique(out, prefix)
-				break
-			}
-			if j := strings.ReplaceAll(prefix, "-", ""); complianceFamilies[j] {
-				out = appendUnique(out, j)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// ComplianceValue returns the one spelling a compliance value is stored,
+// counted and filtered by: lower-case, spaces and underscores as hyphens,
+// and a known family written as the family list spells it, alone or
+// leading a qualified value ("ISO-27001" and "ISO27001" are "iso27001",
+// "PCI DSS" is "pci-dss"; an unknown value is only lower-cased and
+// hyphenated). One attestation thus counts once in the compliance facet,
+// whatever its spelling.
+func ComplianceValue(t string) string {
+	v := strings.ToLower(strings.TrimSpace(t))
+	v = strings.Join(strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '_' || r == '\t' }), "-")
+	parts := strings.Split(v, "-")
+	for i := len(parts); i >= 1; i-- {
+		head := strings.Join(parts[:i], "-")
+		switch {
+		case complianceFamilies[head]:
+			return v
+		case complianceFamilies[strings.ReplaceAll(head, "-", "")]:
+			return strings.Join(append([]string{strings.ReplaceAll(head, "-", "")}, parts[i:]...), "-")
+		}
+	}
+	return v
 }
 
 // trustManifest is the part of a trustManifest normalize reads.

@@ -52,7 +52,10 @@ func TestDomainsAlign(t *testing.T) {
 func TestComplianceValues(t *testing.T) {
 	eq(t, "soc2", ComplianceValues([]string{"SOC2-Type2"}), []string{"soc2-type2", "soc2"})
 	eq(t, "hipaa", ComplianceValues([]string{"HIPAA-Audit", "hipaa-audit"}), []string{"hipaa-audit", "hipaa"})
-	eq(t, "iso", ComplianceValues([]string{"ISO 27001"}), []string{"iso-27001", "iso27001"})
+	eq(t, "iso", ComplianceValues([]string{"ISO 27001"}), []string{"iso27001"})
+	eq(t, "iso spellings", ComplianceValues([]string{"ISO-27001", "ISO27001", "iso_27001"}), []string{"iso27001"})
+	eq(t, "iso qualified", ComplianceValues([]string{"ISO-27001-2022"}), []string{"iso27001-2022", "iso27001"})
+	eq(t, "pci spaced", ComplianceValues([]string{"PCI DSS"}), []string{"pci-dss", "pci"})
 	eq(t, "pci", ComplianceValues([]string{"PCI-DSS-v4"}), []string{"pci-dss-v4", "pci-dss"})
 	eq(t, "unknown family kept whole", ComplianceValues([]string{"State-Contractor-License", " "}), []string{"state-contractor-license"})
 }

@@ -13,6 +13,9 @@ const (
 	TypeADP        = "application/adp-agent-card+json"
 	TypeHAIDIP     = "application/haidip-agent+json"
 	TypeXu         = "application/agent-metadata+json"
+	// TypeSkill is an agent skill (github/agentfinder-catalog publishes
+	// application/ai-skill, others add +json): one spelling, one facet value.
+	TypeSkill = "application/ai-skill"
 )
 
 // typeAliases maps spellings seen in the wild, lower-cased, without
@@ -36,6 +39,8 @@ var typeAliases = map[string]string{
 	"application/haidip":                TypeHAIDIP,
 	"application/agent-metadata":        TypeXu,
 	"application/xu-agent-metadata":     TypeXu,
+	"application/ai-skill":              TypeSkill,
+	"application/skill":                 TypeSkill,
 }
 
 // CanonicalType returns the canonical spelling of a media type: lower-case,

@@ -291,6 +291,14 @@ func TestSitePages(t *testing.T) {
 		if !strings.Contains(p.body, `value="insurance claims"`) {
 			t.Errorf("the search box does not keep the query")
 		}
+		// One page: the count is exact, the number of results shown.
+		want := strconv.Itoa(len(names)) + " results"
+		if len(names) == 1 {
+			want = "1 result"
+		}
+		if c := texts(p.doc, "count"); len(c) != 1 || c[0] != want {
+			t.Errorf("count %v, want %q", c, want)
+		}
 	})
 
 	t.Run("facets", func(t *testing.T) {

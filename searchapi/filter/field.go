@@ -47,6 +47,8 @@ func Norm(f normalize.FilterField) func(string) string {
 	switch {
 	case f.Field == normalize.FieldPublisherNames:
 		return PublisherValue
+	case f.Field == normalize.FieldCompliance:
+		return normalize.ComplianceValue
 	case f.Fold:
 		return lower
 	}

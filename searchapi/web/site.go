@@ -165,7 +165,22 @@ func (s *Site) handlePage(w http.ResponseWriter, r *http.Request) error {
 	if more {
 		v.Next = PageURL(vals, sq.page+1)
 	}
+	v.Count = resultCount(v.Start-1+len(v.Results), more)
 	return s.renderer.Render(w, http.StatusOK, "search", v)
+}
+
+// resultCount says how many results a search has: shown is how many the
+// pages up to this one hold, more whether another page follows (results
+// end where relevance ends, so most searches fit one page and the count
+// is exact).
+func resultCount(shown int, more bool) string {
+	switch {
+	case more:
+		return "more than " + strconv.Itoa(shown) + " results"
+	case shown == 1:
+		return "1 result"
+	}
+	return strconv.Itoa(shown) + " results"
 }
 
 // pageOf points q at page n (1-based). Searches answered from the index

@@ -44,6 +44,9 @@ type SearchView struct {
 	Prev, Next string
 	// Start is the number of the page's first result.
 	Start int
+	// Count says how many results the search has ("3 results", "more
+	// than 10 results"); "" before a search.
+	Count string
 	// Examples are searches offered on the home page.
 	Examples []FacetValue
 	// Stats is the home page's one-line summary of the index ("" when the

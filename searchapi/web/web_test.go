@@ -220,3 +220,15 @@ func TestRenderEscapes(t *testing.T) {
 		t.Errorf("CSP %q", w.Header().Get("Content-Security-Policy"))
 	}
 }
+
+func TestResultCount(t *testing.T) {
+	for _, c := range []struct {
+		shown int
+		more  bool
+		want  string
+	}{{0, false, "0 results"}, {1, false, "1 result"}, {7, false, "7 results"}, {10, true, "more than 10 results"}} {
+		if got := resultCount(c.shown, c.more); got != c.want {
+			t.Errorf("resultCount(%d, %v) = %q, want %q", c.shown, c.more, got, c.want)
+		}
+	}
+}
