@@ -167,9 +167,9 @@ fi
 
 # 6. What the relevance stage (re-ranking and scoring, searchapi/score)
 # adds to a search, measured against the ranking before it in the same run
-# (searchapi/relevance_eval_test.go).
+# (searchapi/search/relevance_eval_test.go).
 [[ "${EVAL_LATENCY:-1}" == "1" ]] || exit 0
 echo
 echo "== latency of the relevance stage (same run, alternating)"
 AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$(cd "$REL" && pwd)" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
-	"${GO:-go}" test -count=1 -run TestRelevanceLatency -v ./searchapi 2>&1 | grep -E '^relevance stage' || true
+	"${GO:-go}" test -count=1 -run TestRelevanceLatency -v ./searchapi/search 2>-run TestRelevanceLatency -v ./searchapi 2>&11 | grep -E '^relevance stage' || true

@@ -71,7 +71,7 @@ func (m *Model) Keep(pct, best, cut int) bool {
 // to the features or the ranking:
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
-//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi
+//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
 //	AGENTFINDER_SCORE_DUMP=/tmp/rel.json go test -count=1 -run TestFit -v ./searchapi/score
 var Default = Model{
 	Ranker: [numRank]float64{
