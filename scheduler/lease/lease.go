@@ -120,8 +120,10 @@ type value struct {
 // lead with the term and a context that ends (cause ErrLost) as soon as the
 // lease is lost or its local deadline passes; lead must return promptly
 // then. Run renews the lease while lead runs, and campaigns again after
-// lead returned. When ctx ends, Run ends the term, waits for lead, deletes
-// the key (so another campaigner takes over at once) and returns nil.
+// lead returned (the key is released then). When ctx ends, lead's context
+// ends too but the term stays valid until lead returned, so a leader can
+// finish its writes; then Run deletes the key (another campaigner takes
+// over at once) and returns nil.
 func Run(ctx context.Context, cfg Config, lead func(ctx context.Context, t *Term)) error {
 	if cfg.KV == nil || cfg.Key == "" || cfg.TTL <= 0 {
 		return errors.New("lease: bucket, key and TTL are required")
@@ -197,30 +199,36 @@ func (c *campaign) acquire(ctx context.Context) (uint64, time.Time, error) {
 }
 
 // hold runs lead for the term that began at revision rev and renews it
-// until it is lost, lead returns, or ctx ends.
+// until it is lost or lead returns. When ctx ends, lead's context is
+// cancelled (cause context.Canceled) but the term stays valid, renewed,
+// until lead returned: a leader shutting down finishes its last writes
+// under its own token, then the key is deleted.
 func (c *campaign) hold(ctx context.Context, rev uint64, sent time.Time, lead func(ctx context.Context, t *Term)) {
 	term := &Term{Token: rev, Key: c.cfg.Key}
 	term.deadline.Store(sent.Add(c.cfg.TTL - c.cfg.TTL/4).UnixNano())
 	c.log.Info("lease won", "token", rev)
-	lctx, cancel := context.WithCancelCause(ctx)
+	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Canceled) })
+	defer stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		lead(lctx, term)
 	}()
-	go c.watchdog(lctx, term, cancel)
-	cur := c.renew(lctx, term, rev, done)
+	lost := make(chan struct{})
+	go c.watchdog(term, done, lost, cancel)
+	cur := c.renew(term, rev, done, lost)
 	term.end()
 	cancel(ErrLost)
 	<-done
-	if cur != 0 && (ctx.Err() != nil || context.Cause(lctx) == ErrLost) {
+	if cur != 0 {
 		c.release(cur)
 	}
 }
 
 // watchdog ends the term when its local deadline passes, even while a
 // renewal is stuck on the network.
-func (c *campaign) watchdog(ctx context.Context, term *Term, cancel context.CancelCauseFunc) {
+func (c *campaign) watchdog(term *Term, done <-chan struct{}, lost chan<- struct{}, cancel context.CancelCauseFunc) {
 	for {
 		d := term.Deadline()
 		if d.IsZero() {
@@ -231,11 +239,12 @@ func (c *campaign) watchdog(ctx context.Context, term *Term, cancel context.Canc
 			c.log.Warn("lease lost: local deadline passed", "token", term.Token)
 			term.end()
 			cancel(ErrLost)
+			close(lost)
 			return
 		}
 		t := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-done:
 			t.Stop()
 			return
 		case <-t.C:
@@ -243,25 +252,23 @@ func (c *campaign) watchdog(ctx context.Context, term *Term, cancel context.Canc
 	}
 }
 
-// renew keeps the term alive every TTL/4 until it is lost (returns 0), or
-// lead returns or ctx ends (returns the current revision, still held).
-func (c *campaign) renew(ctx context.Context, term *Term, rev uint64, done <-chan struct{}) uint64 {
+// renew keeps the term alive every TTL/4 until it is lost (returns 0) or
+// lead returns (returns the current revision, still held).
+func (c *campaign) renew(term *Term, rev uint64, done, lost <-chan struct{}) uint64 {
 	every := c.cfg.TTL / 4
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			if context.Cause(ctx) == ErrLost {
-				return 0
-			}
-			return rev
+		case <-lost:
+			return 0
 		case <-done:
 			return rev
 		case <-tick.C:
 		}
 		sent := time.Now()
-		rctx, rcancel := context.WithTimeout(ctx, every)
+		// A slow renewal still counts if it lands before the deadline.
+		rctx, rcancel := context.WithTimeout(context.Background(), max(every, time.Until(term.Deadline())))
 		next, err := c.cfg.KV.Update(rctx, c.cfg.Key, c.value(), rev)
 		rcancel()
 		switch {
@@ -272,15 +279,33 @@ func (c *campaign) renew(ctx context.Context, term *Term, rev uint64, done <-cha
 				!term.deadline.CompareAndSwap(old, sent.Add(c.cfg.TTL-c.cfg.TTL/4).UnixNano()) {
 				return rev // renewed too late: the term already ended; release the key
 			}
-		case ctx.Err() != nil:
-			continue
 		case isConflict(err):
+			if cur, ok := c.ours(); ok {
+				rev = cur // an earlier renewal that timed out had landed after all
+				continue
+			}
 			c.log.Warn("lease lost: taken over", "token", term.Token, "err", err)
 			return 0
 		default:
 			c.log.Warn("lease renewal failed", "token", term.Token, "err", err)
 		}
 	}
+}
+
+// ours returns the key's revision when its value was written by this
+// campaign.
+func (c *campaign) ours() (uint64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.TTL/4)
+	defer cancel()
+	e, err := c.cfg.KV.Get(ctx, c.cfg.Key)
+	if err != nil {
+		return 0, false
+	}
+	var v value
+	if json.Unmarshal(e.Value(), &v) != nil || v.Campaign != c.id {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // isConflict reports whether a renewal was refused because the key changed
