@@ -77,9 +77,11 @@ func (s *server) reload() {
 			s.log.Info("api keys reloaded")
 		}
 	}
-	if err := s.sched.Reload(); err != nil {
-		s.log.Error("reload seeds failed", "err", err)
-		return
+	if s.sched != nil { // nil on a cluster node's search API: the crawl leader has the seeds
+		if err := s.sched.Reload(); err != nil {
+			s.log.Error("reload seeds failed", "err", err)
+			return
+		}
 	}
 	if err := s.reloadUpstreams(); err != nil {
 		s.log.Error("reload upstreams failed", "err", err)

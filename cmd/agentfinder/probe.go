@@ -116,6 +116,7 @@ func (s *server) buildProber(ccfg crawler.Config) error {
 		DownAfter:   o.downAfter,
 		Concurrency: o.workers,
 		StatePath:   filepath.Join(s.opts.dataDir, probeStateFile),
+		State:       s.hooks.probeState,
 		Logger:      s.log,
 		Metrics:     s.metrics,
 	}, cr, s.probeSink)

@@ -29,6 +29,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
 	"github.com/agentfinder/agentfinder/searchapi/indexnow"
+	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // runServe implements 'agentfinder serve': crawl on a schedule, index, and
@@ -46,6 +47,18 @@ type serveHooks struct {
 	ready func(*server)
 	// noSignals leaves SIGHUP alone (tests call reload directly).
 	noSignals bool
+	// meili, when set, is the Meilisearch client to use (a cluster's
+	// replica set) instead of --meili-url or a managed Meilisearch.
+	meili meilisearch.ServiceManager
+	// readOnly builds no ingest, crawler, scheduler, prober or IndexNow:
+	// a cluster node's search API, while another node crawls.
+	readOnly bool
+	// schedState and probeState, when set, keep the scheduler's and the
+	// prober's state instead of files in the data directory.
+	schedState, probeState statefile.Doc
+	// freshValidators restores the crawler's state but its validators (a
+	// new crawl leader; see freshValidators in cluster.go).
+	freshValidators bool
 }
 
 // serveOptions are serve's flags.
@@ -85,6 +98,7 @@ type serveOptions struct {
 	indexNow                      indexNowOptions
 	probe                         probeOptions
 	crawlFlags
+	cluster clusterOptions
 }
 
 func serveCLI(o *serveOptions) *cli {
@@ -132,6 +146,7 @@ func serveCLI(o *serveOptions) *cli {
 	o.crawlFlags.register(c)
 	o.indexNow.register(c)
 	o.probe.register(c)
+	o.cluster.register(c)
 	c.envOnly("AGENTFINDER_PAGE_TOKEN_KEY", "key that signs page tokens; give every replica behind one load balancer the same (default: a key kept in <data-dir>/page-token.key)")
 	c.envOnly("AGENTFINDER_ADMIN_TOKEN", "bearer token for POST /admin/crawl and GET /admin/status; without it the admin endpoints are off")
 	return c
@@ -174,6 +189,7 @@ type server struct {
 	prober    *probe.Prober        // endpoint health; nil when off
 	probeSink *healthSink          // the prober's way into ingest, set once ingest is built
 
+	hooks      serveHooks
 	apiKeys    *authn.Keys // --api-keys, reloaded on SIGHUP; nil without
 	embeddings bool        // the embedding model is loaded
 	closers    []func()    // what close undoes, in the order build made it
@@ -212,7 +228,10 @@ func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, std
 // requests, stop the scheduler (finish or abandon crawls), flush ingest,
 // stop the managed Meilisearch. build makes the parts, run runs them.
 func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logger) error {
-	s := &server{opts: o, log: log, index: o.index, metrics: newMetricsRegistry()}
+	if o.cluster.on() && hooks.meili == nil {
+		return serveCluster(ctx, o, hooks, log)
+	}
+	s := &server{opts: o, log: log, index: o.index, metrics: newMetricsRegistry(), hooks: hooks}
 	// One owner per data directory (scheduler state, managed Meilisearch).
 	lock, err := lockDataDir(o.dataDir, "agentfinder serve")
 	if err != nil {
@@ -260,19 +279,24 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if s.publicURL == "" {
 		s.publicURL = defaultPublicURL(ln.Addr())
 	}
-	if err := s.startMeili(ctx, lock); err != nil {
-		return nil, err
+	client := s.hooks.meili
+	if client == nil {
+		if err := s.startMeili(ctx, lock); err != nil {
+			return nil, err
+		}
+		client = meili.New(s.meiliURL, s.meiliKey)
 	}
-	client := meili.New(s.meiliURL, s.meiliKey)
 	embedder, err := s.loadModel()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.buildProber(ccfg); err != nil {
-		return nil, err
-	}
-	if err := s.buildIndexer(ctx, client, embedder); err != nil {
-		return nil, err
+	if !s.hooks.readOnly {
+		if err := s.buildProber(ccfg); err != nil {
+			return nil, err
+		}
+		if err := s.buildIndexer(ctx, client, embedder); err != nil {
+			return nil, err
+		}
 	}
 	tokenKey, err := s.pageTokenKey()
 	if err != nil {
@@ -290,11 +314,13 @@ func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, er
 	if o.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
 		s.log.Info("the public URL has no domain name: set --registry-domain to name this registry", "identifier", api.Identifier(), "public_url", s.publicURL)
 	}
-	if err := s.buildCrawl(ccfg); err != nil {
-		return nil, err
-	}
-	if err := s.buildIndexNow(); err != nil {
-		return nil, err
+	if !s.hooks.readOnly {
+		if err := s.buildCrawl(ccfg); err != nil {
+			return nil, err
+		}
+		if err := s.buildIndexNow(); err != nil {
+			return nil, err
+		}
 	}
 	s.buildHandler(api)
 	s.embeddings = embedder != nil
@@ -412,12 +438,22 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		MinRefresh:  o.minRefresh,
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
+		State:       s.hooks.schedState,
 		Seeds:       s.seedHosts.track(withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile))),
-		Extra:       crawlerState{cr},
+		Extra:       s.crawlerState(cr),
 		Logger:      s.log,
 		Metrics:     s.metrics,
 	}, s.seeder)
 	return err
+}
+
+// crawlerState persists the crawler's state with the scheduler's; with
+// freshValidators its validators are not restored.
+func (s *server) crawlerState(cr *crawler.Crawler) scheduler.Persister {
+	if s.hooks.freshValidators {
+		return freshValidators{crawlerState{cr}}
+	}
+	return crawlerState{cr}
 }
 
 // buildHandler puts the metrics and (when enabled) the admin endpoints in
@@ -458,7 +494,7 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 	// then abandons them.
 	runCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	defer abandon()
-	if o.crawl {
+	if o.crawl && sched != nil {
 		if err := sched.Start(runCtx); err != nil {
 			srv.Close()
 			return err
@@ -476,7 +512,9 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 	case <-ctx.Done():
 	case err := <-serveErr:
 		abandon()
-		<-sched.Stop().Done()
+		if sched != nil {
+			<-sched.Stop().Done()
+		}
 		stopProber()
 		return fmt.Errorf("http server: %w", err)
 	}
@@ -488,15 +526,17 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 		log.Warn("http shutdown", "err", err)
 		srv.Close()
 	}
-	if o.crawl {
+	if o.crawl && sched != nil {
 		s.stopCrawls(abandon)
 	}
 	stopProber() // before ingest closes: the prober writes to it
 	s.flushed = true
 	fctx, fcancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer fcancel()
-	if err := s.indexer.Close(fctx); err != nil {
-		log.Warn("close ingest", "err", err)
+	if s.indexer != nil {
+		if err := s.indexer.Close(fctx); err != nil {
+			log.Warn("close ingest", "err", err)
+		}
 	}
 	log.Info("stopped")
 	return nil
