@@ -27,7 +27,7 @@ import (
 // rig is a write log on one embedded NATS node, n Meilisearch replicas and
 // an applier each.
 type rig struct {
-	t        *testing.T
+	t        testing.TB
 	js       jetstream.JetStream
 	progress jetstream.KeyValue
 	set      *replica.Set
@@ -37,7 +37,7 @@ type rig struct {
 	wg       sync.WaitGroup
 }
 
-func newRig(t *testing.T, n int) *rig {
+func newRig(t testing.TB, n int) *rig {
 	t.Helper()
 	node, err := natsnode.Start(natsnode.Config{Name: "t", StoreDir: t.TempDir()})
 	if err != nil {
@@ -105,7 +105,7 @@ func (r *rig) client(w *writelog.Writer) meilisearch.ServiceManager {
 	return meilisearch.New("http://replicas", meilisearch.WithCustomClient(&http.Client{Transport: r.set.Transport(w), Timeout: 30 * time.Second}))
 }
 
-func wait(t *testing.T, c meilisearch.ServiceManager, info *meilisearch.TaskInfo, err error) *meilisearch.Task {
+func wait(t testing.TB, c meilisearch.ServiceManager, info *meilisearch.TaskInfo, err error) *meilisearch.Task {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func wait(t *testing.T, c meilisearch.ServiceManager, info *meilisearch.TaskInfo
 	return task
 }
 
-func setup(t *testing.T, c meilisearch.ServiceManager, index string) {
+func setup(t testing.TB, c meilisearch.ServiceManager, index string) {
 	t.Helper()
 	info, err := c.CreateIndex(&meilisearch.IndexConfig{Uid: index, PrimaryKey: "id"})
 	if task := wait(t, c, info, err); task.Status != meilisearch.TaskStatusSucceeded {
@@ -142,14 +142,14 @@ func docs(batch, n int) []map[string]any {
 	return out
 }
 
-func add(t *testing.T, c meilisearch.ServiceManager, index string, batch, n int) *meilisearch.Task {
+func add(t testing.TB, c meilisearch.ServiceManager, index string, batch, n int) *meilisearch.Task {
 	t.Helper()
 	info, err := c.Index(index).AddDocuments(docs(batch, n), nil)
 	return wait(t, c, info, err)
 }
 
 // contents reads every document of index on rep, vectors included.
-func contents(t *testing.T, rep replica.Replica, index string) map[string]any {
+func contents(t testing.TB, rep replica.Replica, index string) map[string]any {
 	t.Helper()
 	c := meili.New(rep.URL, rep.APIKey)
 	var res meilisearch.DocumentsResult
