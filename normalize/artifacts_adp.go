@@ -1,5 +1,7 @@
 package normalize
 
+import "strings"
+
 // adp maps an ADP (ANP Agent Description Protocol) agent card: hierarchical
 // skill tags, tools, endpoints, constraints, seq and metadata.ttl.
 func (m *mapper) adp(card map[string]any) {
@@ -19,7 +21,7 @@ func (m *mapper) adp(card map[string]any) {
 		m.examples(getStr(tool, "description"))
 	}
 	for ep := range m.objects(card, "endpoints", "endpoint") {
-		m.binding(Binding{Protocol: "adp", URL: firstOf(getStr(ep, "uri"), getStr(ep, "url")), Transport: getStr(ep, "protocol")})
+		m.binding(adpBinding(ep))
 		m.addAuth(getStr(ep, "auth"))
 	}
 	m.mergeConstraints(getObj(card, "constraints"))
@@ -29,4 +31,17 @@ func (m *mapper) adp(card map[string]any) {
 			r.TTL = ttl
 		}
 	}
+}
+
+// adpBinding reads one ADP endpoint. An endpoint whose protocol names A2A
+// or MCP is that protocol's binding (its transport from "transport"), so
+// it is used, and probed, as one; any other is an ADP binding whose
+// transport is the endpoint's protocol (aitp, https, http+json, ...).
+func adpBinding(ep map[string]any) Binding {
+	u := firstOf(getStr(ep, "uri"), getStr(ep, "url"))
+	switch p := strings.ToLower(strings.TrimSpace(getStr(ep, "protocol"))); p {
+	case "a2a", "mcp":
+		return Binding{Protocol: p, URL: u, Transport: getStr(ep, "transport")}
+	}
+	return Binding{Protocol: "adp", URL: u, Transport: getStr(ep, "protocol")}
 }
