@@ -100,9 +100,9 @@ func bearer(h string) (token string, present bool) {
 // authInfo says how this registry's read API authenticates, for the self
 // catalog: {"mode": "off"|"optional"|"required", "scheme": "bearer"}.
 func (s *Server) authInfo() map[string]string {
-	info := map[string]string{"mode": string(s.cfg.Auth)}
+	info := map[string]string{"authentication": string(s.cfg.Auth)}
 	if s.cfg.Auth != AuthOff {
-		info["scheme"] = "bearer"
+		info["authenticationScheme"] = "bearer"
 	}
 	return info
 }

@@ -1,6 +1,7 @@
 package searchapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -228,11 +229,16 @@ func TestSelfCatalogSaysAuth(t *testing.T) {
 	f, _, _ := newAuthFixture(t, AuthRequired)
 	var cat struct {
 		Entries []struct {
-			Metadata map[string]map[string]string `json:"metadata"`
+			Metadata map[string]string `json:"metadata"`
 		} `json:"entries"`
 	}
-	f.do("GET", "/.well-known/ai-catalog.json", nil, nil, &cat)
-	if len(cat.Entries) == 0 || cat.Entries[0].Metadata["authentication"]["mode"] != "required" {
+	var raw json.RawMessage
+	f.do("GET", "/.well-known/ai-catalog.json", nil, nil, &raw)
+	checkManifestSchema(t, raw)
+	if err := json.Unmarshal(raw, &cat); err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Entries) == 0 || cat.Entries[0].Metadata["authentication"] != "required" || cat.Entries[0].Metadata["authenticationScheme"] != "bearer" {
 		t.Fatalf("self catalog: %+v", cat.Entries)
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) selfCatalog() map[string]any {
 			"tags":                  []string{"registry", "search", "agent-finder", "federation"},
 			"capabilities":          []string{"search", "list", "explore", "federation"},
 			"representativeQueries": []string{"find an agent that books flights", "which MCP servers can read spreadsheets"},
-			"metadata":              map[string]any{"authentication": s.authInfo()},
+			"metadata":              s.authInfo(),
 		}, s.mcpEntry()},
 	}
 }

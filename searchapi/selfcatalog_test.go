@@ -15,7 +15,8 @@ import (
 
 // TestSelfCatalogValidEverywhere: in every configuration (the defaults, make
 // run's 127.0.0.1, localhost, IPv6, a real domain, an explicit registry
-// domain) the self catalog passes the validator and a v0.4.2 manifest check.
+// domain) the self catalog passes the validator,
+// a v0.4.2 manifest check and the v0.4.2 manifest JSON Schema.
 func TestSelfCatalogValidEverywhere(t *testing.T) {
 	cases := []struct {
 		name, publicURL, domain string
@@ -50,6 +51,7 @@ func TestSelfCatalogValidEverywhere(t *testing.T) {
 				t.Errorf("validator kept %d records, want 2", len(res.Records))
 			}
 			checkManifestV042(t, body)
+			checkManifestSchema(t, body)
 			if want := "urn:ai:" + c.wantDomain + ":registry:agentfinder"; s.Identifier() != want {
 				t.Errorf("identifier %s, want %s", s.Identifier(), want)
 			}
@@ -57,6 +59,16 @@ func TestSelfCatalogValidEverywhere(t *testing.T) {
 	}
 	if _, err := New(Config{Index: "unused", Meili: meili.New("http://127.0.0.1:1", ""), RegistryDomain: "http://finder.example"}, nil); err == nil || !strings.Contains(err.Error(), "not a domain name") {
 		t.Errorf("a URL as registry domain: %v, want a clear error", err)
+	}
+}
+
+// checkManifestSchema holds body to the v0.4.2 manifest's value types, as
+// the JSON Schema normalize ships (metadata values are scalars, tags arrays
+// of strings, ...).
+func checkManifestSchema(t *testing.T, body []byte) {
+	t.Helper()
+	for _, p := range normalize.SchemaProblems(body) {
+		t.Errorf("schema: %s: %s", p.Path, p.Message)
 	}
 }
 

@@ -164,7 +164,8 @@ func readManifestFile(path string) ([]byte, error) {
 // notCheckedOffline is what validating a file leaves unchecked.
 const notCheckedOffline = "a file: DID documents, artifacts and attestations were not fetched; signatures that need a key are reported as not checked"
 
-// checkTarget reads the manifest at target and checks it. A URL is fetched,
+// checkTarget reads the manifest at target and checks it, its value types
+// against the v0.4.2 manifest schema too. A URL is fetched,
 // and checked as a crawl would (signatures with the signers' DID documents,
 // artifact and attestation digests), through a crawler with the network
 // settings of nf; *origin defaults to the URL it was served from. A file is
@@ -179,6 +180,7 @@ func checkTarget(ctx context.Context, nf netFlags, target string, origin *string
 		trust := sigcheck.New(sigcheck.Config{}).Catalog(ctx, sigcheck.Offline{}, body, now)
 		res = normalize.Catalog(body, normalize.Options{Origin: *origin, Via: normalize.ViaSeed, Now: now, Trust: trust})
 		res.Problems = append(res.Problems, trust.Problems()...)
+		res.Problems = append(res.Problems, normalize.SchemaProblems(body)...)
 		return res, notCheckedOffline, nil
 	}
 	cfg, err := nf.crawlerConfig()
@@ -197,7 +199,9 @@ func checkTarget(ctx context.Context, nf netFlags, target string, origin *string
 	if *origin == "" {
 		*origin = final
 	}
-	return cr.Check(ctx, body, *origin), "", nil
+	res = cr.Check(ctx, body, *origin)
+	res.Problems = append(res.Problems, normalize.SchemaProblems(body)...)
+	return res, "", nil
 }
 
 // trustCounts counts records by trust level.

@@ -37,6 +37,9 @@ func TestValidateExitCodes(t *testing.T) {
 	valid := writeFile(t, "valid.json", validManifest)
 	invalid := writeFile(t, "invalid.json", invalidManifest)
 	notJSON := writeFile(t, "broken.json", `{"entries": [`)
+	objectMetadata := writeFile(t, "metadata.json", `{"specVersion":"1.0","host":{"displayName":"Acme"},"entries":[
+	  {"identifier":"urn:ai:acme.com:agent:a","displayName":"A","type":"application/a2a-agent-card+json","url":"https://acme.com/a.json",
+	   "metadata":{"authentication":{"mode":"off"}}}]}`)
 	tests := []struct {
 		name    string
 		args    []string
@@ -48,6 +51,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{name: "flags after path", args: []string{valid, "--origin", "https://evil.example/"}, code: 0, stdout: []string{"publisher_unverified"}},
 		{name: "errors", args: []string{invalid}, code: 1, stdout: []string{"INVALID: 1 record kept, 1 error", "invalid_identifier", "entries[1].identifier"}},
 		{name: "not json", args: []string{notJSON}, code: 1, stdout: []string{"invalid_json"}},
+		{name: "schema", args: []string{objectMetadata}, code: 0, stdout: []string{"schema_violation", "entries[0].metadata.authentication", "want"}},
 		{name: "missing file", args: []string{filepath.Join(t.TempDir(), "nope.json")}, code: 2, stderrS: "no such file"},
 		{name: "no args", args: nil, code: 2, stderrS: "want exactly one PATH or URL"},
 		{name: "two args", args: []string{valid, invalid}, code: 2, stderrS: "want exactly one"},
