@@ -49,7 +49,7 @@ func searchMain(ctx context.Context, args []string, getenv func(string) (string,
 		}
 		return 0
 	}
-	if err := printResults(stdout, ans.body); err != nil {
+	if err := printResults(stdout, ans.body, o.wide); err != nil {
 		fmt.Fprintf(stderr, "agentfinder search: %v\n", err)
 		return 1
 	}
@@ -62,7 +62,7 @@ type searchOptions struct {
 	pageSize                                                          int
 	tags, preferTags                                                  stringList
 	verifiedOnly, signedOnly, liveOnly                                bool
-	evidence, stale, asJSON                                           bool
+	evidence, stale, asJSON, wide                                     bool
 	timeout                                                           time.Duration
 }
 
@@ -84,10 +84,11 @@ func searchCLI(o *searchOptions) *cli {
 	fs.BoolVar(&o.liveOnly, "live-only", false, "only results whose endpoint answered its last probe (health up)")
 	fs.BoolVar(&o.evidence, "evidence", false, "show why each result matched: matched tags, examples and score components")
 	fs.BoolVar(&o.stale, "stale", false, "include stale records (their catalog kept failing)")
-	fs.BoolVar(&o.asJSON, "json", false, "print the raw JSON response")
+	fs.BoolVar(&o.asJSON, "json", false, "print the raw JSON response (for programs)")
+	fs.BoolVar(&o.wide, "wide", false, "print one wide table row per result (every column in full), not lines that fit 100 columns")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "request timeout")
 	c.setEnv("server", "AGENTFINDER_SERVER")
-	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "signed-only", "live-only", "evidence", "stale", "json", "timeout")
+	c.noEnv("type", "publisher", "compliance", "federation", "page-size", "page-token", "tag", "prefer-tag", "verified-only", "signed-only", "live-only", "evidence", "stale", "json", "wide", "timeout")
 	return c
 }
 
@@ -170,29 +171,27 @@ type searchResponse struct {
 	PageToken string `json:"pageToken"`
 }
 
-func printResults(w io.Writer, raw []byte) error {
+// resultsWidth is the width of printResults' lines without --wide: a
+// terminal of 100 columns shows them unbroken.
+const resultsWidth = 100
+
+// printResults prints a search answer for a person: each result as a few
+// lines that fit resultsWidth columns (wide: one table row of every column
+// in full), then referrals, upstreams and the next page's token.
+func printResults(w io.Writer, raw []byte, wide bool) error {
 	var r searchResponse
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&r); err != nil {
 		return fmt.Errorf("parse response: %w", err)
 	}
-	if len(r.Results) == 0 {
+	switch {
+	case len(r.Results) == 0:
 		fmt.Fprintln(w, "no results")
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tTRUST\tHEALTH\tSOURCE")
-		for _, res := range r.Results {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, truncate(res.DisplayName, 40),
-				truncate(oneLine(res.Description), 50), res.Type, orDash(res.Trust.Level), orDash(res.Health.Status), sourceLabel(res.Source))
-			if e := res.Evidence; e != nil {
-				fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
-				for _, ex := range e.MatchedExamples {
-					fmt.Fprintf(tw, "\t  example: %s\t\t\t\t\t\t\n", truncate(oneLine(ex.Text), 80))
-				}
-			}
-		}
-		tw.Flush()
+	case wide:
+		printWideResults(w, r)
+	default:
+		printNarrowResults(w, r)
 	}
 	if len(r.Referrals) > 0 {
 		fmt.Fprintln(w, "\nReferrals:")
@@ -209,6 +208,60 @@ func printResults(w io.Writer, raw []byte) error {
 		fmt.Fprintf(w, "\nmore: --page-token %s\n", r.PageToken)
 	}
 	return nil
+}
+
+// printNarrowResults prints each result as lines of at most resultsWidth
+// columns: score, name, kind, trust and health; the identifier and where
+// it came from; the description; with --evidence, why it matched.
+func printNarrowResults(w io.Writer, r searchResponse) {
+	line := func(s string) { fmt.Fprintln(w, truncate(s, resultsWidth)) }
+	for i, res := range r.Results {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		line(fmt.Sprintf("%3s  %s  [%s]  trust %s  health %s", res.Score, truncate(oneLine(res.DisplayName), 40), shortType(res.Type),
+			orDash(res.Trust.Level), orDash(res.Health.Status)))
+		line("     " + res.Identifier + "  from " + sourceLabel(res.Source))
+		if d := oneLine(res.Description); d != "" {
+			line("     " + d)
+		}
+		if e := res.Evidence; e != nil {
+			line("     why: " + evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
+			for _, ex := range e.MatchedExamples {
+				line("     example: " + oneLine(ex.Text))
+			}
+		}
+	}
+}
+
+// printWideResults prints one table row per result, every column in full.
+func printWideResults(w io.Writer, r searchResponse) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tTRUST\tHEALTH\tSOURCE")
+	for _, res := range r.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, oneLine(res.DisplayName),
+			oneLine(res.Description), res.Type, orDash(res.Trust.Level), orDash(res.Health.Status), sourceLabel(res.Source))
+		if e := res.Evidence; e != nil {
+			fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
+			for _, ex := range e.MatchedExamples {
+				fmt.Fprintf(tw, "\t  example: %s\t\t\t\t\t\t\n", oneLine(ex.Text))
+			}
+		}
+	}
+	tw.Flush()
+}
+
+// shortType names a media type briefly: application/a2a-agent-card+json is
+// a2a-agent-card; a type without a subtype is itself.
+func shortType(t string) string {
+	if t == "" {
+		return "-"
+	}
+	_, sub, ok := strings.Cut(t, "/")
+	if !ok {
+		return t
+	}
+	return strings.TrimSuffix(sub, "+json")
 }
 
 // evidenceLine summarises a result's evidence on one line.

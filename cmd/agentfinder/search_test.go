@@ -40,8 +40,11 @@ func TestSearchCommand(t *testing.T) {
 		wantQuery map[string]any
 	}{
 		{"table", []string{"--server", srv.URL, "book", "a", "flight", "--type", "application/a2a-agent-card+json"}, 0,
-			[]string{"SCORE", "97", "urn:ai:acme.test:agent:flights", "Flight Booker", "Referrals:", "https://hub.test/search", "--page-token tok"},
+			[]string{" 97  Flight Booker  [a2a-agent-card]  trust -  health -", "urn:ai:acme.test:agent:flights  from http://127.0.0.1:8080/", "Referrals:", "https://hub.test/search", "--page-token tok"},
 			map[string]any{"text": "book a flight", "type": "application/a2a-agent-card+json"}},
+		{"wide", []string{"--server", srv.URL, "--wide", "book", "a", "flight"}, 0,
+			[]string{"SCORE", "IDENTIFIER", "97", "urn:ai:acme.test:agent:flights", "Flight Booker", "application/a2a-agent-card+json"},
+			map[string]any{"text": "book a flight"}},
 		{"json", []string{"--server", srv.URL, "--json", "--publisher", "acme.test", "--compliance", "hipaa", "--federation", "none", "flights"}, 0,
 			[]string{`"identifier":"urn:ai:acme.test:agent:flights"`},
 			map[string]any{"text": "flights", "publisher": "acme.test", "compliance": "hipaa", "federation": "none"}},
@@ -138,7 +141,7 @@ func TestSearchCommandExtensions(t *testing.T) {
 		t.Errorf("request %v", got)
 	}
 	out := stdout.String()
-	for _, want := range []string{"DESCRIPTION", "TRUST", "HEALTH", "signed  auth_required", "Pages the right engineer and drafts", "why: terms incident; tags sre; 1 example; keyword 0.7 semantic 0.9", "example: who is on call for payments"} {
+	for _, want := range []string{"trust signed  health auth_required", "Pages the right engineer and drafts", "why: terms incident; tags sre; 1 example; keyword 0.7 semantic 0.9", "example: who is on call for payments"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -147,5 +150,38 @@ func TestSearchCommandExtensions(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(refs, "\n"), "\n")
 	if len(lines) != 2 || strings.Index(lines[0], "https://") != strings.Index(lines[1], "https://") {
 		t.Errorf("referral URLs do not line up:\n%s", refs)
+	}
+}
+
+// TestSearchFitsColumns: without --wide every line of the answer fits 100
+// columns, however long the names, descriptions and evidence; --wide keeps
+// them whole on one row.
+func TestSearchFitsColumns(t *testing.T) {
+	long := strings.Repeat("very long words ", 30)
+	body := fmt.Sprintf(`{"results":[{"identifier":"urn:ai:a-rather-long-publisher-domain.example.test:department:team:%s","displayName":%q,"description":%q,
+		"type":"application/a2a-agent-card+json","score":88,"source":"https://registry.example.test/catalogs/a/very/long/path/ai-catalog.json",
+		"trust":{"level":"signed"},"health":{"status":"up"},"evidence":{"matchedTags":["a","b"],"matchedExamples":[{"text":%q}],"matchedTerms":["x"],"scoreComponents":{"keyword":0.5}}}]}`,
+		strings.Repeat("x", 60), long, long, long)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+	defer srv.Close()
+	env := func(string) (string, bool) { return "", false }
+	for _, c := range []struct {
+		args    []string
+		longest func(int) bool
+	}{
+		{[]string{"--server", srv.URL, "--evidence", "q"}, func(n int) bool { return n <= 100 }},
+		{[]string{"--server", srv.URL, "--evidence", "--wide", "q"}, func(n int) bool { return n > 400 }},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := searchMain(t.Context(), c.args, env, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr.String())
+		}
+		longest := 0
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			longest = max(longest, len([]rune(l)))
+		}
+		if !c.longest(longest) {
+			t.Errorf("%v: longest line %d columns:\n%s", c.args, longest, stdout.String())
+		}
 	}
 }
