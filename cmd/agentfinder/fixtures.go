@@ -26,7 +26,14 @@ type fixturesInfo struct {
 	Seeds        []string `json:"seeds"`
 	HostileSeeds []string `json:"hostileSeeds,omitempty"`
 	Flags        []string `json:"flags"`
+	// ServeFlags are what a demo's serve adds to Flags (--demo only).
+	ServeFlags []string `json:"serveFlags,omitempty"`
 }
+
+// demoServeSettings are the serve settings of a demo (name, value): a demo
+// endpoint that is down shows as down at its first failed probe, not after
+// three failures hours apart.
+var demoServeSettings = [][2]string{{"probe-down-after", "1"}}
 
 // runFixtures implements 'agentfinder fixtures': it serves the fixture web
 // (HTTPS, HTTP and DNS on loopback) until ctx is done.
@@ -43,7 +50,7 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	httpPort := fs.Int("http-port", 0, "HTTP `port` on 127.0.0.1 (0: a free one)")
 	dnsPort := fs.Int("dns-port", 0, "DNS `port` on 127.0.0.1, UDP and TCP (0: a free one)")
 	envFile := fs.String("env-file", "", "also write the crawler's settings for this web to `PATH`, a file a shell can source (AGENTFINDER_DNS_SERVER, _CA_FILE, _PORT_MAP, _ALLOW_PRIVATE, _SEED); removed on exit")
-	demo := fs.Bool("demo", false, "leave the world's test-only publishers (broken, spoofed, changing and catch-all catalogs) out of the seeds printed and add the fixture MCP registry (make run)")
+	demo := fs.Bool("demo", false, "the demo's seeds (make run): the demo publishers (signed catalogs, agents that answer) and the fixture MCP registry in, the world's test-only publishers (broken, spoofed, changing and catch-all catalogs) out; and serveFlags (also in --env-file) that show a down endpoint at its first failed probe")
 	verbose := fs.Bool("verbose", false, "log every request to stderr")
 	fs.BoolVar(verbose, "v", false, "short for --verbose")
 	// The fixture web is a test tool: its flags read no environment (the
@@ -105,12 +112,17 @@ func runFixtures(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // (demo: the demo seeds) and the crawl flags that reach it.
 func newFixturesInfo(web *fixtures.Web, demo bool) fixturesInfo {
 	seeds := web.Seeds()
+	var serveFlags []string
 	if demo {
 		// The demo also walks the fixture MCP registry: real MCP servers
 		// next to the catalogs.
 		seeds = append(web.DemoSeeds(), web.RegistrySeeds()...)
+		for _, kv := range demoServeSettings {
+			serveFlags = append(serveFlags, "--"+kv[0]+"="+kv[1])
+		}
 	}
 	return fixturesInfo{
+		ServeFlags:   serveFlags,
 		DNSServer:    web.DNSAddr,
 		CAFile:       web.CAFile,
 		HTTPSPort:    web.HTTPSPort,
@@ -150,13 +162,18 @@ func printFixturesInfo(w io.Writer, info fixturesInfo, asJSON bool) error {
 // env is the settings that reach the web as environment variables (name,
 // value), the seeds included.
 func (info fixturesInfo) env() [][2]string {
-	return [][2]string{
+	env := [][2]string{
 		{"AGENTFINDER_DNS_SERVER", info.DNSServer},
 		{"AGENTFINDER_CA_FILE", info.CAFile},
 		{"AGENTFINDER_PORT_MAP", fmt.Sprintf("443=%d,80=%d", info.HTTPSPort, info.HTTPPort)},
 		{"AGENTFINDER_ALLOW_PRIVATE", "true"},
 		{"AGENTFINDER_SEED", strings.Join(info.Seeds, ",")},
 	}
+	for _, f := range info.ServeFlags {
+		name, value, _ := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+		env = append(env, [2]string{envPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_")), value})
+	}
+	return env
 }
 
 // writeFixturesEnv writes the settings that reach the fixture web as

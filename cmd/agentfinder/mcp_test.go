@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +24,9 @@ import (
 const childEnv = "AGENTFINDER_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == "1" {
+	// Run as the command line when asked to, or when started under its
+	// name (the README test puts this binary on PATH as agentfinder).
+	if os.Getenv(childEnv) == "1" || filepath.Base(os.Args[0]) == "agentfinder" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
