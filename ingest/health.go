@@ -23,10 +23,11 @@ type claimKey struct{ identifier, catalog string }
 
 // healthUpdate is one probe verdict on its way to the writer goroutine.
 type healthUpdate struct {
-	id      string
-	catalog string
-	health  normalize.Health
-	held    chan bool // answered once applied: whether ingest holds the document
+	identifier string
+	id         string // the document, once the writer resolved it (ownedKey)
+	catalog    string
+	health     normalize.Health
+	held       chan bool // answered once applied: whether ingest holds the document
 }
 
 // healthFor returns the health document id (of identifier, from catalog)
@@ -66,7 +67,7 @@ func (ix *Indexer) keepHealth(id string, h *normalize.Health) {
 // endpoints never speak for the record. It blocks like Put while the queue
 // is full.
 func (ix *Indexer) SetHealth(ctx context.Context, identifier, catalog string, h normalize.Health) (bool, error) {
-	u := &healthUpdate{id: normalize.DocID(identifier), catalog: catalog, health: h, held: make(chan bool, 1)}
+	u := &healthUpdate{identifier: identifier, catalog: catalog, health: h, held: make(chan bool, 1)}
 	if err := ix.send(ctx, item{health: u}); err != nil {
 		return false, err
 	}
@@ -81,9 +82,11 @@ func (ix *Indexer) SetHealth(ctx context.Context, identifier, catalog string, h 
 // setHealth puts a verdict into batch b: onto the document b writes anyway,
 // else as a patch of the health field.
 func (ix *Indexer) setHealth(b *batch, u *healthUpdate) bool {
-	if m := ix.docs[u.id]; m == nil || m.catalog != u.catalog {
+	id, ok := ix.ownedKey(u.catalog, u.identifier)
+	if !ok {
 		return false
 	}
+	u.id = id
 	h := u.health
 	ix.keepHealth(u.id, &h)
 	if d, ok := b.upserts[u.id]; ok {

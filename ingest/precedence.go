@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -26,7 +27,11 @@ type claim struct {
 	unconfirmed bool
 	kind        string // the kind of source (normalize.SourceKind)
 	keys        string // its match keys (normalize.MatchKeys), joined by joinKeys
+	vis         string // who may see it (visKey); claims of different visibility never share a document
 }
+
+// visKey is a record's visibility as one comparable string ("" public).
+func visKey(visibility []string) string { return strings.Join(normalize.Groups(visibility), ",") }
 
 // kindOf reads a stored source kind: documents stored before kinds were
 // kept all came from catalogs.

@@ -64,13 +64,14 @@ func (ix *Indexer) resolve(id string, in claim) string {
 	return id
 }
 
-// mergeable reports whether claim in may join the agent of document g: no
-// claim on g comes from in's catalog under another identifier, and none of
-// in's kind names another identifier (bare cards excepted).
+// mergeable reports whether claim in may join the agent of document g: the
+// same callers may see both (normalize.RecordKey), no claim on g comes from
+// in's catalog under another identifier, and none of in's kind names
+// another identifier (bare cards excepted).
 func (ix *Indexer) mergeable(g string, in claim) bool {
 	m := ix.docs[g]
-	if m == nil {
-		return false
+	if m == nil || m.vis != in.vis {
+		return false // a record hidden from some of in's readers (or the other way round) is another record to them
 	}
 	ok := func(c claim) bool {
 		if normalize.SameIdentifier(c.identifier, in.identifier) {

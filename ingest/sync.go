@@ -141,7 +141,7 @@ func (ix *Indexer) setMeta(m metaDoc) {
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
 		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), signed: signed(m.Trust), verified: m.PublisherVerified,
-			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale, kind: kindOf(m.SourceKind), keys: joinKeys(m.MatchKeys)},
+			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale, kind: kindOf(m.SourceKind), keys: joinKeys(m.MatchKeys), vis: visKey(m.Visibility)},
 		lost: loadLostClaims(m.LostClaims),
 	})
 	ix.keepHealth(m.ID, m.Health)
@@ -365,7 +365,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		if rec.Identifier == "" {
 			continue
 		}
-		own := normalize.DocID(rec.Identifier)
+		own := normalize.RecordKey(rec.Identifier, rec.Visibility)
 		if _, dup := seen[own]; dup {
 			continue // normalize reports duplicate identifiers; the first stands
 		}
@@ -388,7 +388,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 		doc := normalize.NewDocument(rec, now)
 		in := claim{catalog: res.Catalog, identifier: rec.Identifier, hash: claimHash(rec.ContentHash, rec.Visibility, rec.Trust),
 			signed: signed(rec.Trust), verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq,
-			kind: doc.SourceKind, keys: joinKeys(doc.MatchKeys)}
+			kind: doc.SourceKind, keys: joinKeys(doc.MatchKeys), vis: visKey(rec.Visibility)}
 		id := ix.resolve(own, in)
 		doc.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
 		seen[ix.settle(b, ri, ar, id, in, &doc)] = struct{}{}
@@ -477,6 +477,25 @@ func (ix *Indexer) checkAge(b *batch) {
 	}
 }
 
+// ownedKey returns the key of the document that catalog's claim on
+// identifier holds (in whatever visibility its records have), false when
+// that catalog holds none for it (no claim, or another catalog's won).
+func (ix *Indexer) ownedKey(catalog, identifier string) (string, bool) {
+	if id := normalize.DocID(identifier); ix.docs[id] != nil && ix.docs[id].catalog == catalog {
+		return id, true // the public record: the usual case, one lookup
+	}
+	src := ix.srcs[catalog]
+	if src == nil {
+		return "", false
+	}
+	for id := range src.owned {
+		if m := ix.docs[id]; m != nil && m.catalog == catalog && normalize.SameIdentifier(m.identifier, identifier) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // recordHash stands in for a missing ContentHash: a hash of the record
 // without its fetch and index times.
 func recordHash(rec normalize.Record) string {
@@ -492,14 +511,14 @@ func recordHash(rec normalize.Record) string {
 // vanished, and reports each record kept.
 func (ix *Indexer) keepRejected(src *source, res *normalize.CatalogResult, seen map[string]struct{}, ar *ApplyResult) {
 	for _, ident := range res.Rejected {
-		id := normalize.DocID(ident)
+		id, owned := ix.ownedKey(res.Catalog, ident)
+		if !owned {
+			continue
+		}
 		if _, listed := seen[id]; listed {
 			continue
 		}
 		seen[id] = struct{}{}
-		if _, owned := src.owned[id]; !owned {
-			continue
-		}
 		ar.Kept = append(ar.Kept, ident)
 		ix.st.logger.Warn("entry invalid now: last good record kept", "catalog", res.Catalog, "identifier", ident)
 		ar.Problems = append(ar.Problems, normalize.Problem{

@@ -13,8 +13,13 @@ import (
 type Document struct {
 	Record
 
-	// ID is the Meilisearch primary key: DocID(Identifier).
+	// ID is the Meilisearch primary key: RecordKey(Identifier, Visibility),
+	// so claims of different visibility are documents apart.
 	ID string `json:"id"`
+	// IdentifierKey is DocID(Identifier), the same for every spelling of
+	// the identifier and every visibility: a lookup by identifier filters
+	// on it (with the caller's access).
+	IdentifierKey string `json:"identifierKey"`
 	// Stale is set by ingest when the record's catalog kept failing or aged
 	// out; searches leave stale records out by default.
 	Stale bool `json:"stale"`
@@ -71,7 +76,8 @@ func NewDocument(rec Record, now time.Time) Document {
 	rec.IndexedAt = now.UTC()
 	d := Document{
 		Record:        rec,
-		ID:            DocID(rec.Identifier),
+		ID:            RecordKey(rec.Identifier, rec.Visibility),
+		IdentifierKey: DocID(rec.Identifier),
 		SourceCatalog: rec.Source.Catalog,
 		IndexedAtTs:   now.Unix(),
 		SourceKind:    SourceKind(&rec),

@@ -14,6 +14,7 @@ import (
 // Index field names used in filters and sorts.
 const (
 	FieldID                = "id"
+	FieldIdentifierKey     = "identifierKey"
 	FieldIdentifier        = "identifier"
 	FieldDisplayName       = "displayName"
 	FieldType              = "type"
@@ -216,9 +217,9 @@ var SortFields = map[string]string{
 }
 
 // AccessFields are filterable index fields that only the server filters
-// on (the caller's access, and the primary key for a lookup under it),
-// never clients: they are not in FilterFields.
-var AccessFields = []string{FieldID, FieldVisibility}
+// on (the caller's access, and the keys of a lookup under it), never
+// clients: they are not in FilterFields.
+var AccessFields = []string{FieldID, FieldIdentifierKey, FieldVisibility}
 
 // FilterableFields returns the index fields of FilterFields, FacetFields
 // and AccessFields, sorted, without repeats.

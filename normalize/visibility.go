@@ -39,3 +39,19 @@ func ParseGroupList(v string) ([]string, error) {
 	}
 	return Groups(names), nil
 }
+
+// RecordKey returns the document key of a record of identifier that only
+// visibility may see (empty: everyone): DocID(identifier) for a public
+// record, a key of its own for each group set otherwise. Claims on one
+// identifier compete for one document only when the same callers may see
+// them: a record hidden from a caller never suppresses, and is never
+// merged with, a claim that caller may see (else whether a public claim
+// shows would tell outsiders which hidden identifiers exist), and a
+// record's lost claims never name a catalog its readers may not see.
+func RecordKey(identifier string, visibility []string) string {
+	g := Groups(visibility)
+	if len(g) == 0 {
+		return DocID(identifier)
+	}
+	return DocID(CanonicalIdentifier(identifier) + "\n" + strings.Join(g, ","))
+}

@@ -268,6 +268,13 @@ func Fetch(ctx context.Context, c Client, index, idField string, ids []string, a
 // round trip); it returns their responses in order. With no ids it sends
 // only those.
 func FetchAlso(ctx context.Context, c Client, index, idField string, ids []string, attrs []string, withVectors bool, also ...*meilisearch.SearchRequest) (meilisearch.Hits, []meilisearch.SearchResponse, error) {
+	return FetchScoped(ctx, c, index, idField, "", ids, attrs, withVectors, also...)
+}
+
+// FetchScoped is FetchAlso reading only documents that match scope too
+// (empty: all): the caller's access, when idField does not name one
+// document alone (records of one identifier for different readers).
+func FetchScoped(ctx context.Context, c Client, index, idField string, scope filter.Expr, ids []string, attrs []string, withVectors bool, also ...*meilisearch.SearchRequest) (meilisearch.Hits, []meilisearch.SearchResponse, error) {
 	if len(ids) == 0 && len(also) == 0 {
 		return nil, nil, nil
 	}
@@ -279,7 +286,7 @@ func FetchAlso(ctx context.Context, c Client, index, idField string, ids []strin
 	}
 	queries := also
 	if len(ids) > 0 {
-		req := &meilisearch.SearchRequest{IndexUID: index, Filter: filter.In(idField, ids).Filter(), Limit: int64(len(ids)),
+		req := &meilisearch.SearchRequest{IndexUID: index, Filter: filter.And(filter.In(idField, ids), scope).Filter(), Limit: int64(len(ids)),
 			AttributesToRetrieve: attrs, RetrieveVectors: withVectors}
 		queries = append([]*meilisearch.SearchRequest{req}, also...)
 	}

@@ -61,16 +61,19 @@ func parse(w http.ResponseWriter, r *http.Request) (*ping, *rejection) {
 	return p, p.check()
 }
 
-// accept runs a well-formed ping through admission, key verification and
-// the host's budget, and starts its crawl.
+// accept runs a well-formed ping through key verification, admission and
+// the host's budget, and starts its crawl. The key is verified first,
+// whatever the host: whether this registry crawls a host (a seed only some
+// groups may see, a catalog hidden from the public) is told only to its
+// owner, never to whoever pings with a made-up key.
 func (h *Handler) accept(ctx context.Context, p *ping) *rejection {
-	if !h.cfg.Crawls.Admit(p.Host, p.URLList) {
-		return reject(403, reasonUnknownHost, "this registry does not crawl "+p.Host)
-	}
 	if rej := h.verify(ctx, p); rej != nil {
 		return rej
 	}
 	h.m.verified.Inc()
+	if !h.cfg.Crawls.Admit(p.Host, p.URLList) {
+		return reject(403, reasonUnknownHost, "this registry does not crawl "+p.Host)
+	}
 	if wait := h.budgets.take(p.Host, h.cfg.Now()); wait > 0 {
 		h.m.rateLimited.Inc()
 		return &rejection{status: http.StatusTooManyRequests, reason: "rate_limited",

@@ -48,7 +48,8 @@ type KeyFetcher interface {
 type Crawls interface {
 	// Admit reports whether a ping for urls of host may lead to a crawl:
 	// the host (or one of the URLs) is already crawled, or unknown hosts
-	// may become seeds. It is asked before the key file is fetched.
+	// may become seeds. It is asked once the key file has verified the
+	// ping (so only the host's owner learns the answer).
 	Admit(host string, urls []string) bool
 	// Crawl crawls what the ping named, ahead of the schedule: the
 	// catalogs among urls, or the host when a URL is not a known catalog.

@@ -12,7 +12,7 @@ import (
 
 // internalFields are index fields never shown to clients.
 var internalFields = []string{
-	normalize.FieldID, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
+	normalize.FieldID, normalize.FieldIdentifierKey, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
 	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
 	"_rankingScoreDetails", normalize.FieldMatchKeys,
 }
@@ -27,25 +27,28 @@ var internalFields = []string{
 // caller, is a KindNotFound error. Every door's get-by-id calls this.
 func (s *Engine) Agent(ctx context.Context, identifier string, access []string) (map[string]json.RawMessage, error) {
 	// One filtered read, whether the record is missing or hidden from the
-	// caller: the same answer and the same work for both.
+	// caller: the same answer and the same work for both. The identifier's
+	// public record is keyed by its DocID; records only some groups may
+	// see carry it as identifierKey (normalize.RecordKey).
+	key := normalize.DocID(identifier)
 	var docs meilisearch.DocumentsResult
 	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
-		Filter: filter.And(filter.Eq(normalize.FieldID, normalize.DocID(identifier)), filter.Access(access)).Filter(),
-		Limit:  1,
+		Filter: filter.And(filter.Or(filter.Eq(normalize.FieldID, key), filter.Eq(normalize.FieldIdentifierKey, key)), filter.Access(access)).Filter(),
+		Limit:  maxVariants,
 	}, &docs)
 	if err != nil {
 		return nil, err
 	}
-	if len(docs.Results) == 0 {
-		return nil, errNotFound
-	}
-	doc := map[string]json.RawMessage(docs.Results[0])
-	var got string
-	if json.Unmarshal(doc[normalize.FieldIdentifier], &got) != nil || !normalize.SameIdentifier(got, identifier) {
-		return nil, errNotFound // a key collision or a malformed document: never show another record
+	doc := pickRecord(docs.Results, identifier)
+	if doc == nil {
+		return nil, errNotFound // none, or a key collision or a malformed document: never show another record
 	}
 	for _, f := range internalFields {
 		delete(doc, f)
+	}
+	doc[normalize.FieldLostClaims] = publicClaims(doc[normalize.FieldLostClaims])
+	if doc[normalize.FieldLostClaims] == nil {
+		delete(doc, normalize.FieldLostClaims)
 	}
 	// The record's provenance moves to "provenance"; "source" is this registry.
 	if p, ok := doc["source"]; ok {
@@ -54,4 +57,58 @@ func (s *Engine) Agent(ctx context.Context, identifier string, access []string) 
 	doc["source"] = s.sourceJSON
 	fillTrustHealth(doc)
 	return doc, nil
+}
+
+// maxVariants bounds the records of one identifier a lookup reads: its
+// public record and the records of the group sets a caller may be in.
+const maxVariants = 8
+
+// pickRecord is the record of identifier a lookup answers with when the
+// caller may see several (a public claim and its group's own record): the
+// publisher-verified one, else one of the caller's groups, else the public
+// one; nil when none is of identifier.
+func pickRecord(results meilisearch.Hits, identifier string) map[string]json.RawMessage {
+	var best map[string]json.RawMessage
+	bestRank := -1
+	for _, d := range results {
+		var (
+			id         string
+			verified   bool
+			visibility []string
+		)
+		if json.Unmarshal(d[normalize.FieldIdentifier], &id) != nil || !normalize.SameIdentifier(id, identifier) {
+			continue
+		}
+		_ = json.Unmarshal(d[normalize.FieldPublisherVerified], &verified)
+		_ = json.Unmarshal(d[normalize.FieldVisibility], &visibility)
+		rank := 0
+		if verified {
+			rank += 2
+		}
+		if len(visibility) > 0 {
+			rank++
+		}
+		if rank > bestRank {
+			best, bestRank = d, rank
+		}
+	}
+	return best
+}
+
+// publicClaims is a record's lostClaims as clients see them: without the
+// content hash, an internal value of ingest's precedence (it mixes in the
+// claim's visibility and trust); nil when there are none.
+func publicClaims(raw json.RawMessage) json.RawMessage {
+	var claims []map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &claims) != nil || len(claims) == 0 {
+		return nil
+	}
+	for _, c := range claims {
+		delete(c, normalize.FieldContentHash)
+	}
+	b, err := json.Marshal(claims)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -417,7 +417,9 @@ func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []fl
 	if len(q.Attributes) > 0 {
 		attrs = append(slices.Clip(attrs), q.Attributes...)
 	}
-	docs, more, err := hybrid.FetchAlso(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, ids, attrs, q.Evidence && vec != nil, also...)
+	// The page is read under the caller's access: an identifier can name
+	// records for different readers (normalize.RecordKey).
+	docs, more, err := hybrid.FetchScoped(ctx, s.cfg.Meili, s.cfg.Index, normalize.FieldIdentifier, filter.Access(q.Access), ids, attrs, q.Evidence && vec != nil, also...)
 	if err != nil {
 		return nil, err
 	}
