@@ -43,7 +43,7 @@ var hiddenTrace = regexp.MustCompile(`(?i)zebrafinch|e2e-hr\.test/|e2e-hr\.test%
 func leakCatalogs(web *fixtures.Web) {
 	entry := func(id, name, desc string) map[string]any {
 		return map[string]any{"identifier": id, "displayName": name, "type": "application/a2a-agent-card+json",
-			"url": "https://" + hrHost + "/agents/" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) + ".json",
+			"url":         "https://" + hrHost + "/agents/" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) + ".json",
 			"description": desc, "tags": []string{"payroll"}, "updatedAt": "2026-01-01T00:00:00Z"}
 	}
 	cat := func(entries ...map[string]any) []byte {
@@ -181,7 +181,9 @@ var leakDoors = []struct {
 	{"the entry page", func(c leakCaller) leakAnswer {
 		return c.do("GET", "/agents/"+url.PathEscape(orgChart), nil, map[string]string{"Accept": "text/html"})
 	}},
-	{"the about page", func(c leakCaller) leakAnswer { return c.do("GET", "/about", nil, map[string]string{"Accept": "text/html"}) }},
+	{"the about page", func(c leakCaller) leakAnswer {
+		return c.do("GET", "/about", nil, map[string]string{"Accept": "text/html"})
+	}},
 	{"the self catalog", func(c leakCaller) leakAnswer { return c.do("GET", "/.well-known/ai-catalog.json", nil, nil) }},
 	{"error messages", func(c leakCaller) leakAnswer {
 		a := c.do("POST", "/search", map[string]any{"query": map[string]any{"text": "payroll", "federation": "none"}, "pageToken": "forged"}, nil)
