@@ -111,3 +111,44 @@ func TestSignedCatalogRevalidated(t *testing.T) {
 		t.Fatalf("crawl after the DID document's cache time: %s, want a whole fetch (ok)", s)
 	}
 }
+
+// TestSlowDIDDocument: a signed catalog whose signer's DID document answers
+// only after the request timeout is indexed all the same, unsigned with an
+// unresolvable_key problem: never missing, never signed. (Once, on a loaded
+// machine, such a catalog was missing from the index instead.)
+func TestSlowDIDDocument(t *testing.T) {
+	web := startWeb(t)
+	web.Script(fixtures.HostSigned, "/.well-known/did.json", fixtures.Behavior{Delay: 20 * time.Second})
+	cfg := webConfig(web)
+	cfg.Timeout = 2 * time.Second
+	cfg.MaxAttempts = 2
+	sink := &crawlertest.Collector{}
+	c := newCrawler(t, cfg, sink)
+	rep := crawl(t, c, fixtures.HostSigned)
+	if cr, ok := find(rep, "https://"+fixtures.HostSigned+fixtures.PathWellKnown); !ok || cr.Status != normalize.StatusOK {
+		t.Fatalf("the signed catalog: %+v (found %v), want fetched ok", cr, ok)
+	}
+	got := map[string]*normalize.Trust{}
+	for _, r := range sink.Results() {
+		for _, rec := range r.Records {
+			got[rec.Identifier] = rec.Trust
+		}
+	}
+	for _, sc := range []string{fixtures.SignedCaseValid, fixtures.SignedCaseObject, fixtures.SignedCaseCovered} {
+		id := fixtures.SignedIdentifier(sc)
+		tr, ok := got[id]
+		if !ok {
+			t.Errorf("%s missing: a slow DID document must leave it present, unsigned", id)
+			continue
+		}
+		var codes []string
+		if tr != nil {
+			for _, p := range tr.Problems {
+				codes = append(codes, p.Code)
+			}
+		}
+		if tr == nil || tr.Level != normalize.TrustNone || !slices.Contains(codes, normalize.CodeUnresolvableKey) {
+			t.Errorf("%s: trust %+v, want none with %s", id, tr, normalize.CodeUnresolvableKey)
+		}
+	}
+}
