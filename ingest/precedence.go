@@ -30,6 +30,15 @@ type claim struct {
 	vis         string // who may see it (visKey); claims of different visibility never share a document
 }
 
+// key is the document key of c's own record (normalize.RecordKey).
+func (c claim) key() string {
+	var groups []string
+	if c.vis != "" {
+		groups = strings.Split(c.vis, ",")
+	}
+	return normalize.RecordKey(c.identifier, groups)
+}
+
 // visKey is a record's visibility as one comparable string ("" public).
 func visKey(visibility []string) string { return strings.Join(normalize.Groups(visibility), ",") }
 
@@ -255,7 +264,7 @@ func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim
 		}
 		ix.st.logger.Debug("record taken over", "identifier", in.identifier, "from", cur.catalog, "to", in.catalog)
 		m := &docMeta{claim: in, lost: cur.lost.without(in.catalog).with(cur.claim)}
-		if own := normalize.DocID(in.identifier); own != id {
+		if own := in.key(); own != id {
 			// Another identifier wins the agent: its document replaces id's.
 			ix.forget(id)
 			b.remove(id, ri)
