@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler/crawlertest"
 	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 const (
@@ -245,12 +246,12 @@ func TestIndexNowKeepsVisibility(t *testing.T) {
 	e.start()
 	const invoicer = "urn:ai:e2e-shop.test:agent:quokka-invoicer"
 	visibility := func() []any {
-		d := e.doc(invoicer)
+		d := e.docKey(normalize.RecordKey(invoicer, []string{"hr"}))
 		v, _ := d["visibility"].([]any)
 		return v
 	}
 	e.waitFor("the first crawl", 30*time.Second, func() (bool, string) {
-		return e.doc(invoicer) != nil, "not indexed yet"
+		return e.docKey(normalize.RecordKey(invoicer, []string{"hr"})) != nil, "not indexed yet"
 	})
 	if v := visibility(); len(v) != 1 || v[0] != "hr" {
 		t.Fatalf("visibility after the seed's crawl: %v", v)
@@ -270,7 +271,7 @@ func TestIndexNowKeepsVisibility(t *testing.T) {
 			t.Fatalf("ping %v: %d", q, code)
 		}
 		e.waitFor("the pinged change", 30*time.Second, func() (bool, string) {
-			gone := e.doc("urn:ai:e2e-shop.test:agent:numbat-courier") == nil
+			gone := e.docKey(normalize.RecordKey("urn:ai:e2e-shop.test:agent:numbat-courier", []string{"hr"})) == nil
 			return gone == (version == 2), fmt.Sprintf("courier gone %v", gone)
 		})
 		if v := visibility(); len(v) != 1 || v[0] != "hr" {

@@ -279,14 +279,21 @@ func (e *e2e) waitFor(what string, limit time.Duration, cond func() (bool, strin
 // doc returns the indexed document of an identifier, or nil.
 func (e *e2e) doc(identifier string) map[string]any {
 	e.t.Helper()
+	return e.docKey(normalize.DocID(identifier))
+}
+
+// docKey returns the indexed document with key id (normalize.RecordKey:
+// a record only some groups may see has a key of its own), nil when none.
+func (e *e2e) docKey(id string) map[string]any {
+	e.t.Helper()
 	var d map[string]any
-	err := e.meili.Client.Index(e.index).GetDocument(normalize.DocID(identifier), nil, &d)
+	err := e.meili.Client.Index(e.index).GetDocument(id, nil, &d)
 	if err != nil {
 		var me *meilisearch.Error
 		if errors.As(err, &me) && me.StatusCode == http.StatusNotFound {
 			return nil
 		}
-		e.t.Fatalf("get document %s: %v", identifier, err)
+		e.t.Fatalf("get document %s: %v", id, err)
 	}
 	return d
 }
