@@ -33,7 +33,11 @@ const (
 	salaryBands  = "urn:ai:e2e-hr.test:people:salary-bands"
 	noSuchRecord = "urn:ai:e2e-hr.test:people:no-such-record"
 	orgChart     = "urn:ai:e2e-hr.test:people:org-chart"
-	invoicer     = "urn:ai:e2e-shop.test:agent:quokka-invoicer"
+	// payrollTools is a hidden MCP server (listed by the MCP Registry API
+	// as payrollToolsName).
+	payrollTools     = "urn:ai:e2e-hr.test:mcp:payroll-tools"
+	payrollToolsName = "test.e2e-hr/mcp-payroll-tools"
+	invoicer         = "urn:ai:e2e-shop.test:agent:quokka-invoicer"
 )
 
 // hiddenTrace matches anything that only the hidden catalog holds: its
@@ -46,6 +50,8 @@ func leakCatalogs(web *fixtures.Web) {
 			"url":         "https://" + hrHost + "/agents/" + strings.ToLower(strings.ReplaceAll(name, " ", "-")) + ".json",
 			"description": desc, "tags": []string{"payroll"}, "updatedAt": "2026-01-01T00:00:00Z"}
 	}
+	mcp := entry(payrollTools, "Zebrafinch Payroll Tools", "Zebrafinch payroll tools; payroll invoices.")
+	mcp["type"] = "application/mcp-server+json"
 	cat := func(entries ...map[string]any) []byte {
 		b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": entries})
 		return b
@@ -56,6 +62,7 @@ func leakCatalogs(web *fixtures.Web) {
 		// hr's own copy of a public identifier: it loses to the
 		// publisher's record, and must not show among its lost claims.
 		entry(invoicer, "Zebrafinch Invoicer Copy", "Zebrafinch copy of the shop's invoicer; payroll invoices."),
+		mcp,
 	))
 	web.SetFile(evilHost, wellKnown, cat(
 		entry(salaryBands, "Evil Claim One", "A claim on another publisher's namespace; payroll invoices."),
@@ -185,6 +192,11 @@ var leakDoors = []struct {
 		return c.do("GET", "/about", nil, map[string]string{"Accept": "text/html"})
 	}},
 	{"the self catalog", func(c leakCaller) leakAnswer { return c.do("GET", "/.well-known/ai-catalog.json", nil, nil) }},
+	{"MCP Registry API list", func(c leakCaller) leakAnswer { return c.do("GET", "/v0.1/servers?limit=100", nil, nil) }},
+	{"MCP Registry API search", func(c leakCaller) leakAnswer { return c.do("GET", "/v0.1/servers?search=payroll", nil, nil) }},
+	{"MCP Registry API by name", func(c leakCaller) leakAnswer {
+		return c.do("GET", "/v0.1/servers/"+url.PathEscape(payrollToolsName)+"/versions", nil, nil)
+	}},
 	{"error messages", func(c leakCaller) leakAnswer {
 		a := c.do("POST", "/search", map[string]any{"query": map[string]any{"text": "payroll", "federation": "none"}, "pageToken": "forged"}, nil)
 		b := c.do("GET", "/agents?filter="+url.QueryEscape(`identifier = "`+orgChart+`" AND nonsense`), nil, nil)
@@ -222,14 +234,14 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 		_ = json.Unmarshal([]byte(c.do("GET", "/agents?pageSize=1", nil, nil).body), &l)
 		return l.Total
 	}
-	// shop 3, evil 2, hr 3 (its copy of the invoicer is a record of its own)
+	// shop 3, evil 2, hr 4 (its copy of the invoicer is a record of its own)
 	e.waitFor("the three catalogs", 60*time.Second, func() (bool, string) {
 		n := total(hr)
-		return n == 8, fmt.Sprintf("hr sees %d records", n)
+		return n == 9, fmt.Sprintf("hr sees %d records", n)
 	})
 
 	// The traces are there for the group.
-	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "MCP get_agent", "xu POST /discover"} {
+	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "MCP get_agent", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name"} {
 		for _, d := range leakDoors {
 			if d.name == door && !hiddenTrace.MatchString(d.ask(hr).body) {
 				t.Errorf("%s as hr: no hidden record found, so the walk below proves nothing", door)
@@ -258,6 +270,11 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 			if a.status != http.StatusOK || !strings.Contains(a.body, "Evil Claim") {
 				t.Errorf("%s: GET %s: %d %.300s; want the other publisher's claim, as for any identifier", who, id, a.status, a.body)
 			}
+		}
+		// A hidden MCP server's name answers as a name nobody lists.
+		hiddenName, noName := c.do("GET", "/v0.1/servers/"+url.PathEscape(payrollToolsName)+"/versions", nil, nil), c.do("GET", "/v0.1/servers/"+url.PathEscape("test.e2e-hr/mcp-never-was")+"/versions", nil, nil)
+		if hiddenName.status != noName.status || errorShape(strings.ReplaceAll(hiddenName.body, "payroll-tools", "X")) != errorShape(strings.ReplaceAll(noName.body, "never-was", "X")) {
+			t.Errorf("%s: registry API hidden name %d %s, unknown name %d %s: must be alike", who, hiddenName.status, hiddenName.body, noName.status, noName.body)
 		}
 		// A hidden identifier nobody else claims answers as a missing one.
 		hidden, missing := c.do("GET", "/agents/"+url.PathEscape(orgChart), nil, nil), c.do("GET", "/agents/"+url.PathEscape("urn:ai:e2e-hr.test:people:never-was"), nil, nil)
