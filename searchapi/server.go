@@ -201,6 +201,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		Federation: cfg.Federation, Embedder: cfg.Embedder, QueryRewriter: cfg.QueryRewriter,
 		SemanticRatio: cfg.SemanticRatio, MinScore: cfg.MinScore, PageTokenKey: cfg.PageTokenKey, Now: s.now,
 		Observe: s.metrics.observeSearch, CorrelationID: door.CorrelationID,
+		Unseeded: func() bool { return cfg.Crawl != nil && cfg.Crawl().Unseeded },
 	}, s.log); err != nil {
 		return nil, err
 	}

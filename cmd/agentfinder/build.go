@@ -184,7 +184,9 @@ func learn(book *federation.Book, regs []crawler.Registry, log *slog.Logger) {
 func (s *server) crawlInfo() web.CrawlInfo {
 	var ci web.CrawlInfo
 	if s.sched != nil && s.opts.crawl {
-		for _, sd := range s.sched.Status().Seeds {
+		seeds := s.sched.Status().Seeds
+		ci.Unseeded = len(seeds) == 0
+		for _, sd := range seeds {
 			if p, err := crawler.ParseSeed(sd.Seed); err == nil && len(p.Groups) == 0 {
 				ci.Seeds = append(ci.Seeds, sd.Seed) // a marked seed's name is not for everyone
 			}

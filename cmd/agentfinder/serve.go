@@ -432,6 +432,10 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 	s.onClose(func() { cr.Close() })
 	s.crawler = cr
 	s.seeder = &seedCrawler{crawler: cr, learn: s.learnRegistries}
+	seeds := s.seedHosts.track(withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)))
+	if list, err := seeds(); err == nil && len(list) == 0 {
+		s.log.Warn("no seeds: this registry crawls nothing, and searches of its index say so", "fix", "give --seed DOMAIN or --seeds FILE (AGENTFINDER_SEED, AGENTFINDER_SEEDS), then SIGHUP or POST /admin/crawl")
+	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		Schedule:    o.schedule,
 		Concurrency: o.crawlWorkers,
@@ -439,7 +443,7 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 		MaxBackoff:  o.maxBackoff,
 		StatePath:   filepath.Join(o.dataDir, "scheduler.json"),
 		State:       s.hooks.schedState,
-		Seeds:       s.seedHosts.track(withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile))),
+		Seeds:       seeds,
 		Extra:       s.crawlerState(cr),
 		Logger:      s.log,
 		Metrics:     s.metrics,

@@ -85,6 +85,9 @@ type Config struct {
 	// CorrelationID, when set, names the request a context belongs to in
 	// the engine's log lines.
 	CorrelationID func(ctx context.Context) string
+	// Unseeded, when set, reports whether the registry crawls with no
+	// seeds at all: an empty first page then says so (UnseededReason).
+	Unseeded func() bool
 }
 
 // Engine answers searches, lookups, listings and facet counts over one

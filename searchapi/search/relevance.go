@@ -147,8 +147,17 @@ func (s *Engine) emptyReason(q *Query, hits []federation.Hit, lp localPage) stri
 	if len(hits) > 0 || q.PageToken != "" {
 		return ""
 	}
-	return noMatchReason(lp.Best, s.cutoff(q, lp.Rel))
+	if r := noMatchReason(lp.Best, s.cutoff(q, lp.Rel)); r != "" {
+		return r
+	}
+	if s.cfg.Unseeded != nil && s.cfg.Unseeded() {
+		return UnseededReason
+	}
+	return ""
 }
+
+// UnseededReason is why a registry with no seeds finds nothing.
+const UnseededReason = "this registry has no seeds, so it has crawled nothing: its operator gives it seeds (agentfinder serve --seed DOMAIN or --seeds FILE)"
 
 // noMatchReason says why a first page came back empty when results were
 // left out by the cut-off; "" when none was (nothing matched the filters).

@@ -42,7 +42,7 @@ func (s *Engine) Search(ctx context.Context, q *Query, via []string) (*Answer, e
 			return nil, err
 		}
 		s.observe(len(hits), nil)
-		return &Answer{Hits: hits, Federated: mode != federation.ModeNone, PageToken: tok, Facets: run.page.Facets,
+		return &Answer{Hits: hits, Federated: mode != federation.ModeNone, PageToken: nextToken(hits, tok), Facets: run.page.Facets,
 			Reason: s.emptyReason(q, hits, run.page)}, nil
 	}
 	fr, err := s.cfg.Federation.Search(ctx, mode, q.federationQuery(), q.PageToken, via, run.local)
@@ -53,7 +53,7 @@ func (s *Engine) Search(ctx context.Context, q *Query, via []string) (*Answer, e
 		return nil, err
 	}
 	s.observe(len(fr.Results), fr.Upstreams)
-	return &Answer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: fr.PageToken,
+	return &Answer{Hits: fr.Results, Referrals: fr.Referrals, Upstreams: fr.Upstreams, Federated: true, PageToken: nextToken(fr.Results, fr.PageToken),
 		Facets: run.page.Facets, Reason: s.emptyReason(q, fr.Results, run.page)}, nil
 }
 
@@ -124,4 +124,13 @@ func (run *searchRun) rescore(ctx context.Context, fr *federation.Response) erro
 		fillTrustHealth(h.Entry) // upstream results (local ones have them)
 	}
 	return nil
+}
+
+// nextToken is the token of the page after one holding hits: none when the
+// page is empty (the cut-off emptied it, and later pages score lower still).
+func nextToken(hits []federation.Hit, tok string) string {
+	if len(hits) == 0 {
+		return ""
+	}
+	return tok
 }

@@ -24,6 +24,9 @@ type CrawlInfo struct {
 	LastCrawl time.Time
 	// Upstreams are the registries it federates to.
 	Upstreams []string
+	// Unseeded says this registry crawls but has no seeds at all: its
+	// index holds only what others wrote, and an empty search says why.
+	Unseeded bool
 }
 
 // Options are what the site says about the registry around the engine's
@@ -162,7 +165,7 @@ func (s *Site) handlePage(w http.ResponseWriter, r *http.Request) error {
 		more = more && (sq.page+1)*PageSize <= search.MaxPageSize
 	}
 	v := s.resultsView(sq, vals, hits, ans)
-	if more {
+	if more && len(hits) > 0 { // an empty page has no next one
 		v.Next = PageURL(vals, sq.page+1)
 	}
 	v.Count = resultCount(v.Start-1+len(v.Results), more)
