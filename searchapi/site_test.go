@@ -424,7 +424,7 @@ func TestSitePages(t *testing.T) {
 		}
 		cfg := strings.Join(texts(p.doc, "copy"), "")
 		for _, want := range []string{`"mcpServers"`, `"ticket-desk-mcp"`, `"url": "https://mcp.tools.example.org/tickets"`,
-			`"type": "http"`, `"command": "npx"`, `"@example/tickets-mcp@1.4.0"`} {
+			`"type": "http"`, `"command": "npx"`, `"@example/tickets-mcp@1.4.0"`, `"mcp-remote"`} {
 			if !strings.Contains(cfg, want) {
 				t.Errorf("MCP config %q lacks %s", cfg, want)
 			}

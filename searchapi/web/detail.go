@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -18,7 +19,7 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 		UpdatedAt:       dateOf(x.UpdatedAt, now),
 		Status:          x.Status,
 		Skills:          x.Skills,
-		Examples:        x.Examples,
+		Examples:        without(x.Examples, x.RepresentativeQueries),
 		Queries:         x.RepresentativeQueries,
 		RecordJSON:      indent(doc),
 	}
@@ -140,4 +141,16 @@ func dateOf(s string, now time.Time) string {
 		return s
 	}
 	return t.UTC().Format("2006-01-02") + " (" + Ago(t, now) + ")"
+}
+
+// without returns the items of list that are not in drop (the examples a
+// page shows apart from the representative queries it shows already).
+func without(list, drop []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(drop, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

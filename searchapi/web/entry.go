@@ -189,6 +189,11 @@ func (x entry) healthView(now time.Time) HealthView {
 	}
 	if !h.CheckedAt.IsZero() {
 		v.Checked, v.At = Ago(h.CheckedAt, now), isoTime(h.CheckedAt)
+		if h.Status == "unknown" {
+			// Probed, but not up and not yet down (or the probe was not
+			// allowed): "not checked" would contradict the check shown.
+			v.Label = "endpoint not confirmed"
+		}
 	}
 	return v
 }

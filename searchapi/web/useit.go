@@ -12,11 +12,16 @@ func useIt(x entry, bindings []Binding) UseIt {
 	_, class := TypeLabel(x.Type)
 	switch class {
 	case "mcp":
-		cfg, n, install := mcpConfig(slug(x.DisplayName, x.Identifier), bindings)
+		name := slug(x.DisplayName, x.Identifier)
+		cfg, n, install := mcpConfig(name, bindings, true)
 		if n == 0 && len(install) == 0 {
 			return UseIt{}
 		}
-		return UseIt{Kind: "mcp", MCPConfig: cfg, MCPServers: n, Install: install}
+		u := UseIt{Kind: "mcp", MCPConfig: cfg, MCPServers: n, Install: install}
+		if remote, _, _ := mcpConfig(name, bindings, false); remote != cfg {
+			u.RemoteConfig = remote
+		}
+		return u
 	case "a2a":
 		u := UseIt{Kind: "a2a", CardURL: SafeURL(x.URL)}
 		for _, b := range bindings {
@@ -43,11 +48,15 @@ type mcpServer struct {
 }
 
 // mcpConfig returns the {"mcpServers": {...}} configuration MCP clients
-// (Claude Desktop, Cursor, Claude Code) read, with one server per remote
-// endpoint and per package of a registry it knows how to launch, how many
-// servers that is (0: none, and no configuration), and what to install
-// first for the packages that need it (a crate, a bundle).
-func mcpConfig(name string, bindings []Binding) (cfg string, n int, install []string) {
+// read, with one server per remote endpoint and per package of a registry
+// it knows how to launch, how many servers that is (0: none, and no
+// configuration), and what to install first for the packages that need it
+// (a crate, a bundle). local is for a client whose configuration starts
+// local commands only (Claude Desktop): a remote endpoint is then reached
+// through the mcp-remote bridge (npx); otherwise it is a "type": "http"
+// (or "sse") server, as clients that connect to remotes themselves (Claude
+// Code, Cursor) take it.
+func mcpConfig(name string, bindings []Binding, local bool) (cfg string, n int, install []string) {
 	servers := map[string]mcpServer{}
 	var order []string
 	add := func(s mcpServer) {
@@ -63,6 +72,8 @@ func mcpConfig(name string, bindings []Binding) (cfg string, n int, install []st
 			continue
 		}
 		switch {
+		case b.URL != "" && !strings.EqualFold(b.Transport, "stdio") && local:
+			add(bridge(b))
 		case b.URL != "" && !strings.EqualFold(b.Transport, "stdio"):
 			t := "http"
 			if strings.EqualFold(b.Transport, "sse") {
@@ -87,6 +98,20 @@ func mcpConfig(name string, bindings []Binding) (cfg string, n int, install []st
 		return "", 0, install
 	}
 	return string(out), len(order), install
+}
+
+// bridge is a remote endpoint as a local command: mcp-remote (run with
+// npx) connects to it and speaks stdio to the client; each header is a
+// --header "Name: <Name>" the user fills in.
+func bridge(b Binding) mcpServer {
+	args := []string{"-y", "mcp-remote", b.URL}
+	if strings.EqualFold(b.Transport, "sse") {
+		args = append(args, "--transport", "sse-only")
+	}
+	for _, h := range b.Headers {
+		args = append(args, "--header", h+": <"+h+">")
+	}
+	return mcpServer{Command: "npx", Args: args}
 }
 
 // placeholders maps each name to "<name>", the value the user supplies.

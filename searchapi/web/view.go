@@ -196,9 +196,13 @@ type Provenance struct {
 
 // UseIt is the "use it" box: how to connect to the entry.
 type UseIt struct {
-	// MCPConfig is a ready-to-paste MCP client configuration ("" when the
-	// entry lists no remote or package).
+	// MCPConfig is a ready-to-paste MCP client configuration of local
+	// commands, as every client takes ("" when the entry lists no remote
+	// or package); remotes go through the mcp-remote bridge.
 	MCPConfig string
+	// RemoteConfig is the same for clients that connect to remote servers
+	// themselves ("type": "http"); "" when the entry has no remote.
+	RemoteConfig string
 	// CardURL and Endpoints are an A2A agent's card and endpoints.
 	CardURL   string
 	Endpoints []string

@@ -116,7 +116,7 @@ func TestMCPConfig(t *testing.T) {
 		{Protocol: "mcp", Transport: "stdio", Package: "oci/docker.io/example/tickets:2.0.0", Env: []string{"TOKEN"}},
 		{Protocol: "mcp", Transport: "stdio", Package: "mcpb/https://example.com/tickets.mcpb"},
 		{Protocol: "mcp", URL: "https://{host}/mcp", Transport: "streamable-http", Template: true, Headers: []string{"X-API-Key"}},
-	})
+	}, false)
 	var got struct {
 		Servers map[string]mcpServer `json:"mcpServers"`
 	}
@@ -150,8 +150,56 @@ func TestMCPConfig(t *testing.T) {
 	if !slices.Equal(install, []string{"cargo install tickets-mcp@2.0.0", "download the bundle https://example.com/tickets.mcpb and open it in your MCP client"}) {
 		t.Errorf("install %q", install)
 	}
-	if cfg, n, _ := mcpConfig("x", []Binding{{Protocol: "a2a", URL: "https://a2a.example.org"}}); n != 0 || cfg != "" {
+	if cfg, n, _ := mcpConfig("x", []Binding{{Protocol: "a2a", URL: "https://a2a.example.org"}}, true); n != 0 || cfg != "" {
 		t.Errorf("no MCP binding: %d %q", n, cfg)
+	}
+}
+
+// TestMCPConfigLocal: for a client that starts local commands only, a
+// remote goes through the mcp-remote bridge; packages are as they were.
+func TestMCPConfigLocal(t *testing.T) {
+	cfg, n, _ := mcpConfig("tickets", []Binding{
+		{Protocol: "mcp", URL: "https://mcp.example.org/tickets", Transport: "streamable-http", Headers: []string{"Authorization"}},
+		{Protocol: "mcp", URL: "https://mcp.example.org/sse", Transport: "sse"},
+		{Protocol: "mcp", Transport: "stdio", Package: "npm/@example/tickets-mcp@1.4.0"},
+	}, true)
+	var got struct {
+		Servers map[string]mcpServer `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(cfg), &got); err != nil || n != 3 {
+		t.Fatalf("config %q (%d): %v", cfg, n, err)
+	}
+	want := map[string]string{
+		"tickets":   "npx -y mcp-remote https://mcp.example.org/tickets --header Authorization: <Authorization>",
+		"tickets-2": "npx -y mcp-remote https://mcp.example.org/sse --transport sse-only",
+		"tickets-3": "npx -y @example/tickets-mcp@1.4.0",
+	}
+	for k, w := range want {
+		g := got.Servers[k]
+		if line := strings.Join(append([]string{g.Command}, g.Args...), " "); line != w || g.Type != "" || g.URL != "" {
+			t.Errorf("server %s = %+v, want %s and no type or url", k, g, w)
+		}
+	}
+}
+
+// TestHealthLabel: a record probed but neither up nor down is not called
+// unchecked; one never probed is.
+func TestHealthLabel(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var x entry
+	x.Health.Status = "unknown"
+	if v := x.healthView(now); v.Label != "endpoint not checked" || v.Checked != "" {
+		t.Errorf("never probed: %+v", v)
+	}
+	x.Health.CheckedAt, x.Health.Detail = now.Add(-2*time.Minute), "a2a: HTTP 404"
+	if v := x.healthView(now); v.Label != "endpoint not confirmed" || v.Checked == "" || v.Detail != "a2a: HTTP 404" {
+		t.Errorf("probed, failing: %+v", v)
+	}
+}
+
+func TestWithout(t *testing.T) {
+	if got := without([]string{"a", "b", "c"}, []string{"b"}); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("without = %v", got)
 	}
 }
 
