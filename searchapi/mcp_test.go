@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/door"
@@ -139,8 +140,8 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("get_agent %s (a spelling of %s): %s", other, topID, toolText(res))
 	}
 	res = callTool(t, cs, "get_agent", map[string]any{"identifier": "urn:ai:nowhere.example:agent:none"}, nil)
-	if !res.IsError || !strings.HasPrefix(toolText(res), "not_found:") {
-		t.Errorf("unknown agent: error %v, %s", res.IsError, toolText(res))
+	if !res.IsError || !strings.HasPrefix(toolText(res), "not_found:") || !strings.Contains(toolText(res), "urn:ai:nowhere.example:agent:none") {
+		t.Errorf("unknown agent: error %v, %s (want it named)", res.IsError, toolText(res))
 	}
 
 	// explore: facet counts as POST /explore gives them.
@@ -161,6 +162,7 @@ func TestMCPTools(t *testing.T) {
 	}{
 		{"missing text", "search", map[string]any{"federation": "none"}, "text"},
 		{"pageSize out of range", "search", map[string]any{"text": "x", "pageSize": 0}, "pageSize"},
+		{"pageSize too large", "search", map[string]any{"text": "x", "pageSize": 1000}, "invalid_request: pageSize must be an integer from 1 to 100"},
 		{"bad federation", "search", map[string]any{"text": "x", "federation": "sideways"}, "federation"},
 		{"forged page token", "search", map[string]any{"text": "weather", "federation": "none", "pageToken": "AAAA"}, "invalid_request"},
 		{"unknown facet", "explore", map[string]any{"facets": []string{"colour"}}, "facets"},
@@ -250,4 +252,66 @@ func TestSchemaProblemsCatchesUnions(t *testing.T) {
 	if p := schemaProblems(map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "array"}}}); len(p) == 0 {
 		t.Error("an array without items passed the schema check")
 	}
+}
+
+// TestMCPOutputSchemas: every tool declares an output schema, and what it
+// returns, a result or an error, holds to it; POST /mcp/ is POST /mcp.
+func TestMCPOutputSchemas(t *testing.T) {
+	f := newFixture(t, nil)
+	cs := searchtest.MCPSession(t, f.http.URL+"/mcp/", f.http.Client())
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for _, tool := range lt.Tools {
+		if tool.OutputSchema == nil {
+			t.Errorf("tool %s declares no outputSchema", tool.Name)
+			continue
+		}
+		c := jsonschema.NewCompiler()
+		url := "file:///" + tool.Name + ".json"
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(mustMarshal(t, tool.OutputSchema))))
+		if err == nil {
+			err = c.AddResource(url, doc)
+		}
+		if err == nil {
+			schemas[tool.Name], err = c.Compile(url)
+		}
+		if err != nil {
+			t.Fatalf("tool %s output schema: %v", tool.Name, err)
+		}
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search", map[string]any{"text": "weather forecast", "federation": "none", "pageSize": 3}},
+		{"search", map[string]any{"text": "x", "pageSize": 1000}},
+		{"get_agent", map[string]any{"identifier": "urn:ai:nowhere.example:agent:none"}},
+		{"explore", map[string]any{"facets": []string{"type"}}},
+	} {
+		res := callTool(t, cs, call.tool, call.args, nil)
+		sch := schemas[call.tool]
+		if sch == nil || res.StructuredContent == nil {
+			t.Errorf("%s %v: schema %v, structured content %v", call.tool, call.args, sch != nil, res.StructuredContent)
+			continue
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(mustMarshal(t, res.StructuredContent))))
+		if err == nil {
+			err = sch.Validate(doc)
+		}
+		if err != nil {
+			t.Errorf("%s %v: structured content does not hold to the output schema: %v", call.tool, call.args, err)
+		}
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

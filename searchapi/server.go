@@ -435,10 +435,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// handleFallback answers what no route matched: a path some route serves
-// with other methods is 405 with Allow, anything else 404 (the error page
-// for a browser, else the error model).
+// handleFallback answers what no route matched: POST /mcp/ is POST /mcp; a
+// path some route serves with other methods is 405 with Allow, anything
+// else 404 (the error page for a browser, else the error model).
 func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && r.URL.Path == "/mcp/" {
+		// POST /mcp, for clients that add a slash.
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = "/mcp", ""
+		s.mux.ServeHTTP(w, r2)
+		return
+	}
 	if allow := s.allowedMethods(r); len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		s.writeError(w, r, &door.APIError{Status: http.StatusMethodNotAllowed, Code: door.CodeInvalidRequest, Message: "method " + r.Method + " is not allowed on " + r.URL.Path})

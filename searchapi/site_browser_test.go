@@ -285,9 +285,10 @@ func (b *browser) tour() {
 	if cfg := b.texts("#mcp-config"); len(cfg) != 1 || !strings.Contains(cfg[0], `"mcpServers"`) {
 		t.Fatalf("MCP configuration %v", cfg)
 	}
-	// The copy button is the script's: shown with JavaScript, absent without.
+	// The copy buttons are the script's: shown with JavaScript, absent
+	// without; one per configuration (local commands, and the remote form).
 	copyBtn := len(b.texts("button[data-copy]:not([hidden])"))
-	if b.js != (copyBtn == 1) {
+	if b.js != (copyBtn == 2) {
 		t.Errorf("visible copy buttons: %d with JavaScript %v", copyBtn, b.js)
 	}
 	b.snap("detail")

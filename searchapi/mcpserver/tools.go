@@ -15,6 +15,10 @@ const instructions = `Agent Finder indexes AI agents, MCP servers and other agen
 // clients accept: every property has exactly one type (no ["array","null"]
 // unions for optional fields, which the SDK's inference would produce for
 // slices), arrays say what they hold, and optional means "not required".
+// Numeric ranges are in the descriptions, not the schema: the API checks
+// them and says what it wants ("pageSize must be an integer from 1 to
+// 100"), where the SDK's schema check would say "maximum: 1000/1 is
+// greater than 100.000000".
 
 // filterSchema is the ARD filter object: hard constraints on the results.
 const filterSchema = `{
@@ -67,9 +71,9 @@ var searchSchema = json.RawMessage(`{
     "text": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "What the agent should do, in plain words, e.g. 'book a flight to Tokyo' or 'read Excel spreadsheets'."},` +
 	queryProperties() + `,
     "federation": {"type": "string", "enum": ["auto", "referrals", "none"], "description": "auto (default): also ask other registries; referrals: answer locally and name registries to ask; none: this registry only."},
-    "pageSize": {"type": "integer", "minimum": 1, "maximum": 100, "description": "Results per page (default 10)."},
+    "pageSize": {"type": "integer", "description": "Results per page, 1 to 100 (default 10)."},
     "pageToken": {"type": "string", "description": "The pageToken of a previous answer, to get its next page (same text and filters)."},
-    "minScore": {"type": "number", "minimum": 0, "maximum": 100, "description": "Leave out results scoring below this (0-100, about the chance in 100 that a result is what was asked for). Default: the registry's cut-off; 0 returns every result, however weak."}
+    "minScore": {"type": "number", "description": "Leave out results scoring below this (0-100, about the chance in 100 that a result is what was asked for). Default: the registry's cut-off; 0 returns every result, however weak."}
   },
   "required": ["text"],
   "additionalProperties": false
@@ -96,6 +100,54 @@ var exploreSchema = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
+// The output schemas describe each tool's structured content: the API
+// answer it stands for, or, on a tool error (isError), {"error": {"code",
+// "message", "correlationId"}}. Members beyond those named may appear, as
+// the API adds them.
+
+// errorProperty is the structured content of a failed call.
+const errorProperty = `"error": {"type": "object", "description": "Set when the call failed (isError): the API's error code, message and correlation id.",
+      "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "correlationId": {"type": "string"}}}`
+
+// entryProperties are those of a catalog entry as the API returns it.
+const entryProperties = `
+        "identifier": {"type": "string"}, "displayName": {"type": "string"}, "type": {"type": "string"},
+        "url": {"type": "string"}, "description": {"type": "string"},
+        "score": {"type": "number", "description": "Relevance 0-100 (search results only)."},
+        "trust": {"type": "object", "properties": {"level": {"type": "string"}, "signer": {"type": "string"}}},
+        "health": {"type": "object", "properties": {"status": {"type": "string"}, "latencyMs": {"type": "number"}}}`
+
+// searchOutputSchema is POST /search's answer.
+var searchOutputSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "results": {"type": "array", "description": "The best matches first.", "items": {"type": "object", "properties": {` + entryProperties + `}}},
+    "referrals": {"type": "array", "description": "Other registries worth asking.", "items": {"type": "object"}},
+    "upstreams": {"type": "array", "description": "Each upstream registry's outcome (federated searches).", "items": {"type": "object"}},
+    "pageToken": {"type": "string", "description": "Pass it back for the next page."},
+    "reason": {"type": "string", "description": "Why results is empty, when something left them out."},
+    ` + errorProperty + `
+  }
+}`)
+
+// getAgentOutputSchema is GET /agents/{identifier}'s answer: one record.
+var getAgentOutputSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {` + entryProperties + `,
+    "bindings": {"type": "array", "description": "How to reach it: protocol, url, transport, package.", "items": {"type": "object"}},
+    ` + errorProperty + `
+  }
+}`)
+
+// exploreOutputSchema is POST /explore's answer: counts per facet.
+var exploreOutputSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "facets": {"type": "object", "description": "For each facet asked for, its values and how many entries hold each."},
+    ` + errorProperty + `
+  }
+}`)
+
 func readOnly(title string) *mcp.ToolAnnotations {
 	closed := false
 	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &closed}
@@ -111,18 +163,20 @@ func searchTool() *mcp.Tool {
 			"(up, down, auth_required or unknown) and the registry it came from; \"also ask\" names other " +
 			"registries worth querying. When nothing matches well it says so: then do not pick a result, rephrase or tell the user. " +
 			"Use get_agent with a result's identifier for its endpoints and full metadata.",
-		InputSchema: searchSchema,
-		Annotations: readOnly("Search for agents"),
+		InputSchema:  searchSchema,
+		OutputSchema: searchOutputSchema,
+		Annotations:  readOnly("Search for agents"),
 	}
 }
 
 func getAgentTool() *mcp.Tool {
 	return &mcp.Tool{
-		Name:        "get_agent",
-		Title:       "Get an agent's record",
-		Description: "Get the full record of one agent by the identifier a search result gave: description, endpoints (bindings), protocols, skills, publisher, compliance, trust (signed, domain or none) and endpoint health, and where the registry found it.",
-		InputSchema: getAgentSchema,
-		Annotations: readOnly("Get an agent's record"),
+		Name:         "get_agent",
+		Title:        "Get an agent's record",
+		Description:  "Get the full record of one agent by the identifier a search result gave: description, endpoints (bindings), protocols, skills, publisher, compliance, trust (signed, domain or none) and endpoint health, and where the registry found it.",
+		InputSchema:  getAgentSchema,
+		OutputSchema: getAgentOutputSchema,
+		Annotations:  readOnly("Get an agent's record"),
 	}
 }
 
@@ -133,8 +187,9 @@ func exploreTool() *mcp.Tool {
 		Description: "Count what the index holds, by type, publisher, tag, compliance, protocol, capability, skill, trust or health, " +
 			"optionally only among entries matching text and filters. Use it to learn which tags or publishers exist " +
 			"before filtering a search, or to tell the user what kinds of agents are available.",
-		InputSchema: exploreSchema,
-		Annotations: readOnly("Explore the index"),
+		InputSchema:  exploreSchema,
+		OutputSchema: exploreOutputSchema,
+		Annotations:  readOnly("Explore the index"),
 	}
 }
 
@@ -146,7 +201,7 @@ type searchInput struct {
 	Compliance []string        `json:"compliance,omitempty"`
 	Filter     json.RawMessage `json:"filter,omitempty"`
 	Federation string          `json:"federation,omitempty"`
-	PageSize   int             `json:"pageSize,omitempty"`
+	PageSize   *int            `json:"pageSize,omitempty"`
 	PageToken  string          `json:"pageToken,omitempty"`
 	MinScore   *float64        `json:"minScore,omitempty"`
 }
@@ -165,7 +220,7 @@ type apiQuery struct {
 func (in searchInput) request() []byte {
 	b, _ := json.Marshal(struct {
 		Query     apiQuery `json:"query"`
-		PageSize  int      `json:"pageSize,omitempty"`
+		PageSize  *int     `json:"pageSize,omitempty"`
 		PageToken string   `json:"pageToken,omitempty"`
 		MinScore  *float64 `json:"minScore,omitempty"`
 	}{

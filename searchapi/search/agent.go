@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -41,7 +42,7 @@ func (s *Engine) Agent(ctx context.Context, identifier string, access []string) 
 	}
 	doc := pickRecord(docs.Results, identifier)
 	if doc == nil {
-		return nil, errNotFound // none, or a key collision or a malformed document: never show another record
+		return nil, agentNotFound(identifier) // none, or a key collision or a malformed document: never show another record
 	}
 	for _, f := range internalFields {
 		delete(doc, f)
@@ -111,4 +112,10 @@ func publicClaims(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// agentNotFound is the answer for an identifier this registry does not hold
+// (or does not show the caller), naming it.
+func agentNotFound(identifier string) *Error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf("no agent with identifier %q in this registry", identifier)}
 }

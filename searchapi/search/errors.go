@@ -52,9 +52,6 @@ func unsupported(format string, args ...any) *Error {
 	return &Error{Kind: KindUnsupported, Message: fmt.Sprintf(format, args...)}
 }
 
-// errNotFound is the answer for a missing or hidden record.
-var errNotFound = &Error{Kind: KindNotFound, Message: "no such resource"}
-
 // Invalid returns a KindInvalid error with the message a door's own
 // request reading composed, for the checks of a door's fields that share
 // the engine's rules (ParsePageSize and the like).
