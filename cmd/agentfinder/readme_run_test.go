@@ -9,6 +9,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"time"
@@ -139,4 +141,26 @@ func answerCount(path string, raw []byte) int {
 		return 0
 	}
 	return -1
+}
+
+// pageFilters checks the search page's "Signed" and "Endpoint up" filters
+// find something on the demo, as a browser asks for them.
+func (r *readmeRunner) pageFilters() {
+	t := r.t
+	for _, q := range []string{"signed=1", "live=1", "signed=1&live=1"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, r.e.url("/?q=read+patient+medical+records&"+q), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/html")
+		resp, err := r.e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Patient Records Agent") {
+			t.Errorf("search page with %s: %s, no Patient Records Agent on it", q, resp.Status)
+		}
+	}
 }

@@ -246,6 +246,7 @@ func TestREADMECommands(t *testing.T) {
 			r.synopsis(b)
 		}
 	}
+	r.pageFilters()
 	if r.searches == 0 || r.lastToken == "" || ran < 30 || r.mcpConfigs == 0 {
 		t.Errorf("ran %d README commands, %d searches, %d MCP configurations, last page token %q: the README lost its examples?", ran, r.searches, r.mcpConfigs, r.lastToken)
 	}
