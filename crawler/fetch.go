@@ -30,9 +30,10 @@ const (
 	kindOwnership // a small text file proving control of a host
 	kindDID       // a did:web DID document, for signature keys
 	kindAttest    // an attestation document, for its digest
-	kindProbe     // an endpoint's liveness: status and headers only (Visitor)
+	kindProbe     // an endpoint's liveness: status and headers only (Visitor.Visit)
 	kindRegistry  // a page of an MCP registry's server list
 	kindCard      // an A2A agent card at a well-known URI
+	kindExchange  // an endpoint's answer: status, headers and a bounded body (Visitor.Exchange)
 )
 
 // acceptFor is the Accept header of an artifact fetch: the media type its
@@ -81,7 +82,8 @@ type slot struct {
 	kind     kind
 	res      *fetched
 	tooLarge bool
-	sent     time.Time // kindProbe: when the request left
+	sent     time.Time     // kindProbe, kindExchange: when the request left
+	elapsed  time.Duration // kindExchange: from sent to the response headers
 }
 
 const slotKey = "agentfinder.slot"
@@ -112,7 +114,7 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 	col.IgnoreRobotsTxt = true
 	col.SetClient(c.client)
 	col.OnRequestHeaders(func(r *colly.Request) {
-		if s, _ := r.Ctx.GetAny(slotKey).(*slot); s != nil && s.kind == kindProbe {
+		if s, _ := r.Ctx.GetAny(slotKey).(*slot); s != nil && (s.kind == kindProbe || s.kind == kindExchange) {
 			s.sent = time.Now()
 		}
 	})
@@ -126,6 +128,9 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 			r.Request.Abort()
 			return
 		}
+		if s.kind == kindExchange {
+			s.elapsed = time.Since(s.sent)
+		}
 		if n, err := strconv.ParseInt(r.Headers.Get("Content-Length"), 10, 64); err == nil && n > s.limit {
 			s.tooLarge = true
 			r.Request.Abort()
@@ -136,7 +141,7 @@ func (c *Crawler) newCollector(ctx context.Context) *colly.Collector {
 		if s == nil {
 			return
 		}
-		f := &fetched{URL: r.Request.URL.String(), Status: r.StatusCode, Header: *r.Headers, Body: r.Body}
+		f := &fetched{URL: r.Request.URL.String(), Status: r.StatusCode, Header: *r.Headers, Body: r.Body, Elapsed: s.elapsed}
 		if int64(len(f.Body)) > s.limit {
 			if s.kind != kindHome {
 				s.tooLarge = true
@@ -323,17 +328,21 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 // do sends one GET request through colly.
 func (s *session) do(ctx context.Context, col *colly.Collector, u *url.URL, hdr http.Header, k kind) (*fetched, error) {
-	return s.send(ctx, col, http.MethodGet, u, hdr, nil, k)
+	return s.send(ctx, col, http.MethodGet, u, hdr, nil, k, 0)
 }
 
 // send sends one request through colly. For kindProbe only the status and
-// headers are read: the body is abandoned unread.
-func (s *session) send(ctx context.Context, col *colly.Collector, method string, u *url.URL, hdr http.Header, body []byte, k kind) (*fetched, error) {
+// headers are read: the body is abandoned unread. limit, when positive and
+// below MaxBodySize, bounds the body instead (a longer one is ErrTooLarge).
+func (s *session) send(ctx context.Context, col *colly.Collector, method string, u *url.URL, hdr http.Header, body []byte, k kind, limit int64) (*fetched, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.requests.Add(1)
-	sl := &slot{limit: s.c.cfg.MaxBodySize, kind: k}
+	if limit <= 0 || limit > s.c.cfg.MaxBodySize {
+		limit = s.c.cfg.MaxBodySize
+	}
+	sl := &slot{limit: limit, kind: k}
 	cctx := colly.NewContext()
 	cctx.Put(slotKey, sl)
 	s.c.log.Debug("request", "method", method, "url", u.String())
@@ -353,7 +362,7 @@ func (s *session) send(ctx context.Context, col *colly.Collector, method string,
 	}
 	switch {
 	case sl.tooLarge:
-		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, s.c.cfg.MaxBodySize)
+		return nil, fmt.Errorf("%w (limit %d bytes)", ErrTooLarge, limit)
 	case err != nil:
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

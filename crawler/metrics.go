@@ -86,6 +86,8 @@ func (k kind) String() string {
 		return "probe"
 	case kindRegistry:
 		return "registry"
+	case kindExchange:
+		return "exchange"
 	}
 	return "other"
 }

@@ -28,11 +28,13 @@ func (c *Crawler) NewVisitor(ctx context.Context) *Visitor {
 	return &Visitor{s: c.newSession(ctx)}
 }
 
-// VisitResponse is the status and headers of a Visitor's request.
+// VisitResponse is the status and headers of a Visitor's request, and the
+// body when it was an Exchange.
 type VisitResponse struct {
 	URL     string        // final URL, after redirects a GET followed
 	Status  int           // HTTP status
 	Header  http.Header   // response headers
+	Body    []byte        // Exchange only: the whole body (at most its limit)
 	Elapsed time.Duration // request sent to headers received, summed over redirect hops (robots.txt and waits for the host's limit excluded)
 }
 
@@ -46,13 +48,27 @@ type VisitResponse struct {
 // bounds the wait for robots.txt and a request not yet sent; a request
 // under way ends with the Visitor's context or the crawler's Timeout.
 func (v *Visitor) Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*VisitResponse, error) {
+	return v.request(ctx, method, raw, header, body, kindProbe, 0)
+}
+
+// Exchange sends one request like Visit and reads the answer's body too, up
+// to limit bytes (at most the crawl's MaxBodySize; 0 means that): a longer
+// body is ErrTooLarge, whatever it announced, and is never held whole. An
+// answer that keeps streaming ends with the crawler's Timeout. It is for
+// short request-and-answer exchanges (an MCP server's JSON-RPC replies).
+func (v *Visitor) Exchange(ctx context.Context, method, raw string, header http.Header, body []byte, limit int64) (*VisitResponse, error) {
+	return v.request(ctx, method, raw, header, body, kindExchange, limit)
+}
+
+// request sends one Visitor request of kind k.
+func (v *Visitor) request(ctx context.Context, method, raw string, header http.Header, body []byte, k kind, limit int64) (*VisitResponse, error) {
 	s := v.s
 	var elapsed time.Duration
-	res, err := s.hops(ctx, raw, kindProbe, method == http.MethodGet, func(col *colly.Collector, u *url.URL, hdr http.Header, _ int) (*fetched, error) {
+	res, err := s.hops(ctx, raw, k, method == http.MethodGet, func(col *colly.Collector, u *url.URL, hdr http.Header, _ int) (*fetched, error) {
 		for name, vs := range header {
 			hdr[http.CanonicalHeaderKey(name)] = vs
 		}
-		res, err := s.send(ctx, col, method, u, hdr, body, kindProbe)
+		res, err := s.send(ctx, col, method, u, hdr, body, k, limit)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", method, u, err)
 		}
@@ -62,5 +78,5 @@ func (v *Visitor) Visit(ctx context.Context, method, raw string, header http.Hea
 	if err != nil {
 		return nil, err
 	}
-	return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Elapsed: elapsed}, nil
+	return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Body: res.Body, Elapsed: elapsed}, nil
 }

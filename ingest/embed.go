@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
@@ -21,14 +22,15 @@ type Embedder interface {
 
 // VectorTexts returns the texts embedded for rec, in the order
 // normalize.EmbedderName's vectors are stored: the entry text, then the
-// embedded representative queries. Empty texts are skipped. Benchmarks
-// embed the same texts for their floor.
+// embedded representative queries and the tools read from its endpoint.
+// Empty texts are skipped. Benchmarks embed the same texts for their floor.
 func VectorTexts(rec normalize.Record) []string {
 	var out []string
 	if t := normalize.EntryText(rec); t != "" {
 		out = append(out, t)
 	}
-	return append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)
+	out = append(out, normalize.EmbeddedQueries(rec.RepresentativeQueries)...)
+	return append(out, normalize.EmbeddedTools(rec.Tools)...)
 }
 
 // vectorCache remembers vectors by content hash so content already embedded
@@ -70,7 +72,7 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 	}
 	var jobs []job
 	for _, d := range docs {
-		if v, ok := cache.get(d.ContentHash); ok && d.ContentHash != "" {
+		if v, ok := cache.get(vectorKey(d)); ok && d.ContentHash != "" {
 			setVectors(d, v)
 			continue
 		}
@@ -126,13 +128,24 @@ func embedDocs(ctx context.Context, e Embedder, cache *vectorCache, docs []*norm
 				// that costs only this document, with Meilisearch's error, and
 				// it is not cached.
 				if j.doc.ContentHash != "" && sameDims(v, dims) {
-					cache.put(j.doc.ContentHash, v)
+					cache.put(vectorKey(j.doc), v)
 				}
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// vectorKey is the cache key of d's vectors: its content hash, and its
+// tools' texts, which the content hash does not cover.
+func vectorKey(d *normalize.Document) string {
+	tools := normalize.EmbeddedTools(d.Tools)
+	if len(tools) == 0 {
+		return d.ContentHash
+	}
+	b, _ := json.Marshal(tools) // strings always marshal
+	return d.ContentHash + "\x00" + normalize.ContentHash(b)
 }
 
 func setVectors(d *normalize.Document, v [][]float32) {

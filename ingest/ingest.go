@@ -83,6 +83,10 @@ type Config struct {
 	// stamps it on every document it writes, so a recrawl never resets a
 	// known health. Records it does not know carry {status: unknown}.
 	Health HealthSource
+	// Tools, when set, says the tools the prober read from each record's
+	// endpoint: ingest stamps them on every document it writes, in place
+	// of the tools the record's server card declares.
+	Tools ToolSource
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// RetryMin and RetryMax bound the backoff while Meilisearch is
@@ -231,6 +235,7 @@ type item struct {
 	flush  chan error
 	health *healthUpdate
 	start  *crawlStart
+	tools  *toolsUpdate
 	urgent bool // write the batch holding it at once (see Urgent)
 }
 
@@ -429,7 +434,7 @@ func (ix *Indexer) run(ctx context.Context) {
 		b := ix.newBatch()
 		select {
 		case it := <-ix.queue:
-			ix.add(b, it)
+			ix.add(ctx, b, it)
 		case <-tick.C:
 			ix.checkAge(b)
 			if !b.empty() {
@@ -449,7 +454,7 @@ func (ix *Indexer) run(ctx context.Context) {
 		for b.docs < ix.cfg.BatchSize && !b.forced {
 			select {
 			case it := <-ix.queue:
-				ix.add(b, it)
+				ix.add(ctx, b, it)
 				busy = true
 			default:
 				break take
@@ -460,7 +465,7 @@ func (ix *Indexer) run(ctx context.Context) {
 		for busy && b.docs < ix.cfg.BatchSize && !b.forced {
 			select {
 			case it := <-ix.queue:
-				ix.add(b, it)
+				ix.add(ctx, b, it)
 			case <-linger.C:
 				break fill
 			case <-ix.closing:
@@ -478,7 +483,7 @@ func (ix *Indexer) drain(ctx context.Context, b *batch) {
 	for {
 		select {
 		case it := <-ix.queue:
-			ix.add(b, it)
+			ix.add(ctx, b, it)
 			if b.docs >= ix.cfg.BatchSize {
 				ix.commit(ctx, b)
 				b = ix.newBatch()

@@ -273,7 +273,7 @@ func (b *batch) patch(id, field string, v any) {
 
 // add applies one queued item to the in-memory state and records the
 // writes it needs in b.
-func (ix *Indexer) add(b *batch, it item) {
+func (ix *Indexer) add(ctx context.Context, b *batch, it item) {
 	if it.flush != nil {
 		b.flushes = append(b.flushes, it.flush)
 		b.forced = true
@@ -285,6 +285,10 @@ func (ix *Indexer) add(b *batch, it item) {
 	}
 	if it.start != nil {
 		ix.startCrawl(*it.start)
+		return
+	}
+	if it.tools != nil {
+		it.tools.held <- ix.setTools(ctx, b, it.tools)
 		return
 	}
 	b.results = append(b.results, ix.apply(b, len(b.results), it.res))
@@ -391,6 +395,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 			kind: doc.SourceKind, keys: joinKeys(doc.MatchKeys), vis: visKey(rec.Visibility)}
 		id := ix.resolve(own, in)
 		doc.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
+		doc.Tools = ix.toolsFor(rec.Identifier, res.Catalog, rec.Tools)
 		seen[ix.settle(b, ri, ar, id, in, &doc)] = struct{}{}
 	}
 	return seen

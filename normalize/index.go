@@ -46,6 +46,13 @@ const (
 	FieldHealthStatus = "health.status"
 )
 
+// The searchable fields of a record's tools (nested fields of FieldTools).
+const (
+	FieldToolNames        = "tools.items.name"
+	FieldToolTitles       = "tools.items.title"
+	FieldToolDescriptions = "tools.items.description"
+)
+
 // EmbedderName names the Meilisearch userProvided embedder holding each
 // document's vectors. The name stands for their layout (below): a new
 // layout takes a new name, so that ingest, finding the index's embedder
@@ -86,7 +93,9 @@ func EntryText(rec Record) string {
 // vector, so every vector more is one more chance to sit near an unrelated
 // request, and a card with a dozen varied examples ended in the top 10 of
 // a third of all requests (docs/MEASUREMENTS.md, "vectors per document").
-// Examples still count by their words (evidence).
+// Examples still count by their words (evidence). Then one per text of
+// EmbeddedTools(rec.Tools): the tools its endpoint listed, at most
+// MaxEmbeddedTools.
 const MaxEmbeddedQueries = 4
 
 // EmbeddedQueries returns the representative queries that get a vector of
@@ -137,7 +146,7 @@ type FilterField struct {
 // Trust levels and health statuses, the closed lists of their filters.
 var (
 	TrustLevels    = []string{TrustSigned, TrustDomain, TrustRegistry, TrustNone}
-	HealthStatuses = []string{HealthUp, HealthDown, HealthAuthRequired, HealthUnknown}
+	HealthStatuses = []string{HealthUp, HealthDown, HealthAuthRequired, HealthNotMCP, HealthTemplate, HealthUnknown}
 )
 
 // FilterFields are the fields the search APIs filter on, by the name clients
@@ -246,6 +255,9 @@ func SortableFields() []string {
 //     by the publisher; the strongest signal after the name.
 //   - representativeQueries and examples: phrasings users actually type, so
 //     they match queries well but are long and noisy, hence after the terms.
+//   - tool names, titles and descriptions: what the server's tools do, as
+//     its endpoint lists them (or its server card declares them); terse
+//     names, then prose, before the entry's own description.
 //   - description: long free prose, matches almost anything; weigh it low.
 //   - publisher and host.displayName last: "acme" should find acme's agents,
 //     but a company name in a query is weaker than what the agent does.
@@ -258,6 +270,9 @@ var searchableFields = []string{
 	FieldSkills,
 	"representativeQueries",
 	"examples",
+	FieldToolNames,
+	FieldToolTitles,
+	FieldToolDescriptions,
 	"description",
 	FieldPublisher,
 	"host.displayName",

@@ -58,6 +58,9 @@ type Record struct {
 	// Neither ever feeds the relevance score.
 	Trust  *Trust  `json:"trust,omitempty"`
 	Health *Health `json:"health,omitempty"`
+	// Tools are the tools the server offers: those its endpoint listed
+	// when last probed, else those its server card declares.
+	Tools *ToolSet `json:"tools,omitempty"`
 
 	// Visibility lists the groups that may see the record; empty means
 	// public. The crawler sets it from the seed that led to the catalog

@@ -45,7 +45,8 @@ const (
 // Health says whether a record's endpoint answered when the prober last
 // checked it. A down record is never deleted for being down.
 type Health struct {
-	// Status is HealthUp, HealthDown, HealthAuthRequired or HealthUnknown.
+	// Status is HealthUp, HealthDown, HealthAuthRequired, HealthNotMCP,
+	// HealthTemplate or HealthUnknown.
 	Status string `json:"status"`
 	// CheckedAt is when the last probe ended (zero when never probed).
 	CheckedAt time.Time `json:"checkedAt,omitzero"`
@@ -53,6 +54,30 @@ type Health struct {
 	LatencyMs int64 `json:"latencyMs,omitempty"`
 	// Detail says what the probe saw ("HTTP 503", "timeout", "stdio only", ...).
 	Detail string `json:"detail,omitempty"`
+	// Protocol is what answered: "mcp" or "a2a" (empty when nothing did).
+	Protocol string `json:"protocol,omitempty"`
+	// Transport is the MCP transport spoken: "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
+	// ProtocolVersion is the version the endpoint reported (an MCP
+	// server's negotiated or discovered protocol version).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// ServerName and ServerVersion are what the endpoint said it is (MCP
+	// serverInfo).
+	ServerName    string `json:"serverName,omitempty"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// Auth is what an auth_required endpoint asked for.
+	Auth *AuthChallenge `json:"auth,omitempty"`
+}
+
+// AuthChallenge is what an endpoint that answered 401 or 403 asks of a
+// client: the WWW-Authenticate scheme and, when it points to one, its OAuth
+// protected resource metadata (RFC 9728).
+type AuthChallenge struct {
+	Scheme               string   `json:"scheme,omitempty"` // "Bearer", "Basic", ...
+	Realm                string   `json:"realm,omitempty"`
+	ResourceMetadata     string   `json:"resourceMetadata,omitempty"` // the metadata document's URL
+	AuthorizationServers []string `json:"authorizationServers,omitempty"`
+	Scopes               []string `json:"scopes,omitempty"` // the challenge's scope, else scopes_supported
 }
 
 // Health statuses.
@@ -60,8 +85,22 @@ const (
 	HealthUp           = "up"
 	HealthDown         = "down"          // only after repeated failures
 	HealthAuthRequired = "auth_required" // answered 401 or 403: there, but gated
+	HealthNotMCP       = "not_mcp"       // answers HTTP, but not MCP (an HTML page, a JSON API)
+	HealthTemplate     = "template"      // the endpoint URL still holds a {placeholder}: never probed
 	HealthUnknown      = "unknown"       // not probed (no endpoint, stdio only) or not yet
 )
+
+// Live reports whether a health status leaves the endpoint usable: every
+// status but down, not_mcp and template (an unknown or gated endpoint may
+// well work). Search ranks records that are not live below live ones of
+// similar relevance.
+func Live(status string) bool {
+	switch status {
+	case HealthDown, HealthNotMCP, HealthTemplate:
+		return false
+	}
+	return true
+}
 
 // FieldHealth is the index field holding a record's Health; ingest updates
 // it alone when a probe's verdict comes in.

@@ -25,6 +25,11 @@ type probeOptions struct {
 	workers   int
 	perHost   int
 	downAfter int
+	// Tool listing of open MCP endpoints.
+	tools         bool
+	toolsInterval time.Duration
+	maxTools      int
+	maxToolBytes  int64
 }
 
 func (o *probeOptions) register(c *cli) {
@@ -36,6 +41,10 @@ func (o *probeOptions) register(c *cli) {
 	fs.IntVar(&o.downAfter, "probe-down-after", 3, "consecutive failed probes before a record is down (failing and down records are probed again after 10m, 20m, 40m, ... up to --probe-interval)")
 	fs.IntVar(&o.workers, "probe-workers", 8, "probes in flight at most")
 	fs.IntVar(&o.perHost, "probe-per-host", 2, "probe requests in flight per host")
+	fs.BoolVar(&o.tools, "probe-tools", true, "read the tools (tools/list) of MCP endpoints that are up without authentication, for the tool index")
+	fs.DurationVar(&o.toolsInterval, "probe-tools-interval", 7*24*time.Hour, "how often an open MCP endpoint's tools are read again (on the probe due after it)")
+	fs.IntVar(&o.maxTools, "probe-max-tools", 500, "tools kept per server at most (a longer list is cut and marked truncated)")
+	fs.Int64Var(&o.maxToolBytes, "probe-max-tool-bytes", 1<<20, "bytes of tools/list answers read per server at most")
 }
 
 // check refuses settings that would hammer endpoints or never decide.
@@ -53,6 +62,8 @@ func (o *probeOptions) check() error {
 		return fmt.Errorf("--probe-down-after %d: want at least 1", o.downAfter)
 	case o.workers < 1 || o.perHost < 1:
 		return fmt.Errorf("--probe-workers %d, --probe-per-host %d: want at least 1 each", o.workers, o.perHost)
+	case o.tools && (o.toolsInterval < time.Minute || o.maxTools < 1 || o.maxToolBytes < 1<<10):
+		return fmt.Errorf("--probe-tools-interval %v, --probe-max-tools %d, --probe-max-tool-bytes %d: want at least 1m, 1 and 1024", o.toolsInterval, o.maxTools, o.maxToolBytes)
 	}
 	return nil
 }
@@ -64,6 +75,11 @@ type healthSink struct{ ix *ingest.Indexer }
 // SetHealth hands a verdict to ingest (probe.Sink).
 func (h *healthSink) SetHealth(ctx context.Context, id, catalog string, hl normalize.Health) (bool, error) {
 	return h.ix.SetHealth(ctx, id, catalog, hl)
+}
+
+// SetTools hands the tools read from an endpoint to ingest (probe.Sink).
+func (h *healthSink) SetTools(ctx context.Context, id, catalog string, ts *normalize.ToolSet) (bool, error) {
+	return h.ix.SetTools(ctx, id, catalog, ts)
 }
 
 // probedSink is the crawler's sink when the prober runs: ingest first, then
@@ -111,14 +127,18 @@ func (s *server) buildProber(ccfg crawler.Config) error {
 	s.onClose(func() { cr.Close() })
 	s.probeSink = &healthSink{}
 	s.prober, err = probe.New(probe.Config{
-		Interval:    o.interval,
-		Slow:        o.slow,
-		DownAfter:   o.downAfter,
-		Concurrency: o.workers,
-		StatePath:   filepath.Join(s.opts.dataDir, probeStateFile),
-		State:       s.hooks.probeState,
-		Logger:      s.log,
-		Metrics:     s.metrics,
+		Interval:      o.interval,
+		Slow:          o.slow,
+		DownAfter:     o.downAfter,
+		Concurrency:   o.workers,
+		NoTools:       !o.tools,
+		ToolsInterval: o.toolsInterval,
+		MaxTools:      o.maxTools,
+		MaxToolBytes:  o.maxToolBytes,
+		StatePath:     filepath.Join(s.opts.dataDir, probeStateFile),
+		State:         s.hooks.probeState,
+		Logger:        s.log,
+		Metrics:       s.metrics,
 	}, cr, s.probeSink)
 	return err
 }

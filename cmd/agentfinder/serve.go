@@ -386,6 +386,7 @@ func (s *server) buildIndexer(ctx context.Context, client meilisearch.ServiceMan
 	}
 	if s.prober != nil {
 		icfg.Health = s.prober
+		icfg.Tools = s.prober
 	}
 	ix, err := ingest.New(ctx, client, icfg)
 	if err != nil {

@@ -19,6 +19,10 @@ func (discard) SetHealth(context.Context, string, string, normalize.Health) (boo
 	return true, nil
 }
 
+func (discard) SetTools(context.Context, string, string, *normalize.ToolSet) (bool, error) {
+	return true, nil
+}
+
 // BenchmarkProbeRound probes every record of a generated web (100 hosts, 10
 // entries each: A2A agents, a card and a JSON-RPC endpoint each, and MCP
 // servers, one initialize each) in one round, and crawls the same web with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
 // Outcomes of one probe (the outcome label of agentfinder_probes_total).
@@ -18,11 +19,14 @@ const (
 	OutcomeAuthRequired = "auth_required" // a target answered 401 or 403
 	OutcomeFailed       = "failed"        // timeout, refused, 5xx, 404/410: counts toward down
 	OutcomeSkipped      = "skipped"       // could not be probed (robots.txt, network guard, host patterns): unknown
+	OutcomeNotMCP       = "not_mcp"       // answered HTTP, but not MCP (an HTML page, a JSON API)
+	OutcomeTemplate     = "template"      // the endpoint URL is a template: nothing requested
 )
 
 // visitor is what a check needs of crawler.Visitor.
 type visitor interface {
 	Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*crawler.VisitResponse, error)
+	Exchange(ctx context.Context, method, raw string, header http.Header, body []byte, limit int64) (*crawler.VisitResponse, error)
 }
 
 // result is what one probe of a record saw.
@@ -30,6 +34,22 @@ type result struct {
 	outcome string
 	latency time.Duration // the slowest target's
 	detail  string
+
+	// What an MCP endpoint said of itself.
+	protocol  string
+	transport string
+	version   string
+	server    serverInfo
+	auth      *normalize.AuthChallenge
+	// tools is the tool list read, when toolsRead.
+	tools     *normalize.ToolSet
+	toolsRead bool
+}
+
+// health is the health r reports (Status and CheckedAt are the caller's).
+func (r result) health() normalize.Health {
+	return normalize.Health{Detail: r.detail, Protocol: r.protocol, Transport: r.transport, ProtocolVersion: r.version,
+		ServerName: r.server.Name, ServerVersion: r.server.Version, Auth: r.auth}
 }
 
 // Requests the prober sends. The A2A request asks for a task that cannot
@@ -37,14 +57,28 @@ type result struct {
 // message. Neither changes anything on the server.
 var (
 	a2aProbeBody = []byte(`{"jsonrpc":"2.0","id":"agentfinder-probe","method":"tasks/get","params":{"id":"agentfinder-probe"}}`)
-	mcpProbeBody = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
-		`"capabilities":{},"clientInfo":{"name":"AgentFinderBot","version":"1"}}}`)
 )
 
 // check probes targets in order and stops at the first that is not up.
-func check(ctx context.Context, v visitor, targets []Target, slow time.Duration) result {
+// An MCP target holds a conversation of its own (checkMCP), listing tools
+// when tools is set.
+func check(ctx context.Context, v visitor, targets []Target, slow time.Duration, tools *toolLimits) result {
 	var r result
 	for _, t := range targets {
+		switch t.Kind {
+		case KindTemplate:
+			return result{outcome: OutcomeTemplate, detail: "the endpoint URL is a template: " + t.URL}
+		case KindMCP, KindMCPSSE:
+			if t.Kind == KindMCP {
+				r = checkMCP(ctx, v, t, tools)
+			} else {
+				r = checkSSE(ctx, v, t)
+			}
+			if r.outcome == OutcomeUp {
+				slowDown(&r, slow)
+			}
+			return r
+		}
 		res, err := visit(ctx, v, t)
 		if err != nil {
 			return failure(t, err)
@@ -58,11 +92,17 @@ func check(ctx context.Context, v visitor, targets []Target, slow time.Duration)
 		}
 	}
 	r.outcome = OutcomeUp
+	r.protocol = "a2a" // the targets left are an A2A card and interface
+	slowDown(&r, slow)
+	return r
+}
+
+// slowDown turns an up result slower than the budget into a slow one.
+func slowDown(r *result, slow time.Duration) {
 	if slow > 0 && r.latency > slow {
 		r.outcome = OutcomeSlow
-		r.detail = fmt.Sprintf("slow: %dms over the %dms budget", r.latency.Milliseconds(), slow.Milliseconds())
+		r.detail = joinDetail(fmt.Sprintf("slow: %dms over the %dms budget", r.latency.Milliseconds(), slow.Milliseconds()), r.detail)
 	}
-	return r
 }
 
 // answered decides whether a status shows the target is there. A card must
@@ -85,14 +125,6 @@ func visit(ctx context.Context, v visitor, t Target) (*crawler.VisitResponse, er
 	case KindCard:
 		h.Set("Accept", "application/json")
 		return v.Visit(ctx, http.MethodGet, t.URL, h, nil)
-	case KindMCP:
-		h.Set("Accept", "application/json, text/event-stream")
-		h.Set("Content-Type", "application/json")
-		res, err := v.Visit(ctx, http.MethodPost, t.URL, h, mcpProbeBody)
-		if err == nil {
-			endSession(ctx, v, t.URL, res.Header.Get("Mcp-Session-Id"))
-		}
-		return res, err
 	}
 	if t.Transport == "" || isJSONRPC(t.Transport) {
 		h.Set("Accept", "application/json")
@@ -101,18 +133,6 @@ func visit(ctx context.Context, v visitor, t Target) (*crawler.VisitResponse, er
 	}
 	h.Set("Accept", "application/json")
 	return v.Visit(ctx, http.MethodGet, t.URL, h, nil)
-}
-
-// endSession closes the MCP session an initialize opened, as the
-// streamable-HTTP transport asks of clients that are done; its answer does
-// not matter.
-func endSession(ctx context.Context, v visitor, u, id string) {
-	if id == "" {
-		return
-	}
-	h := http.Header{}
-	h.Set("Mcp-Session-Id", id)
-	_, _ = v.Visit(ctx, http.MethodDelete, u, h, nil)
 }
 
 func isJSONRPC(transport string) bool {

@@ -47,6 +47,10 @@ func (s *healthSink) SetHealth(ctx context.Context, id, catalog string, h normal
 	return s.ix.SetHealth(ctx, id, catalog, h)
 }
 
+func (s *healthSink) SetTools(ctx context.Context, id, catalog string, ts *normalize.ToolSet) (bool, error) {
+	return s.ix.SetTools(ctx, id, catalog, ts)
+}
+
 // observed is the crawler's sink in serve's shape: ingest first, then the
 // prober learns the records.
 type observed struct {
@@ -93,7 +97,7 @@ func newLive(t *testing.T) *live {
 	if l.p, err = probe.New(l.cfg, cr, sink); err != nil {
 		t.Fatal(err)
 	}
-	if l.ix, err = ingest.New(t.Context(), m.Client, ingest.Config{Index: index, Health: l.p}); err != nil {
+	if l.ix, err = ingest.New(t.Context(), m.Client, ingest.Config{Index: index, Health: l.p, Tools: l.p}); err != nil {
 		t.Fatal(err)
 	}
 	sink.ix = l.ix

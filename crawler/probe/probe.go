@@ -34,13 +34,17 @@ import (
 )
 
 // Sink receives each probe's verdict on the endpoints catalog lists for
-// identifier. SetHealth is called from several goroutines at once. held
-// false says the sink holds no record with that identifier from that
-// catalog (it was deleted, or another catalog's claim won): the prober
-// forgets that claim. An error leaves the prober's state as it is; the
-// next probe sends the health again.
+// identifier, and the tools read from them. Its methods are called from
+// several goroutines at once. held false says the sink holds no record
+// with that identifier from that catalog (it was deleted, or another
+// catalog's claim won): the prober forgets that claim. An error leaves the
+// prober's state as it is; the next probe sends the health again.
 type Sink interface {
 	SetHealth(ctx context.Context, identifier, catalog string, h normalize.Health) (held bool, err error)
+	// SetTools is called when the tools read from a record's endpoint
+	// changed; nil takes them away (the endpoint is no open MCP server
+	// any more). It comes before the SetHealth of the same probe.
+	SetTools(ctx context.Context, identifier, catalog string, tools *normalize.ToolSet) (held bool, err error)
 }
 
 // Config tunes a Prober. The zero value probes daily with the defaults below.
@@ -82,6 +86,18 @@ type Config struct {
 	Now func() time.Time
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// ToolsInterval is how often the tools of an open MCP endpoint are
+	// read again (tools/list, on the probe that falls due after it).
+	// Default 7 days.
+	ToolsInterval time.Duration
+	// MaxTools, MaxToolBytes and MaxToolPages bound one server's tool
+	// list: tools kept, bytes of tools/list answers read, pages followed.
+	// A list cut short keeps what was read and says why. Defaults 500,
+	// 1 MiB and 50. NoTools turns tool listing off.
+	MaxTools     int
+	MaxToolBytes int64
+	MaxToolPages int
+	NoTools      bool
 	// Metrics, when set, receives agentfinder_probes_total{outcome},
 	// agentfinder_probe_latency_seconds and agentfinder_probe_records{status}.
 	Metrics prometheus.Registerer
@@ -117,6 +133,18 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.ToolsInterval <= 0 {
+		c.ToolsInterval = 7 * 24 * time.Hour
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = 500
+	}
+	if c.MaxToolBytes <= 0 {
+		c.MaxToolBytes = 1 << 20
+	}
+	if c.MaxToolPages <= 0 {
+		c.MaxToolPages = 50
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -255,7 +283,7 @@ func (p *Prober) Observe(catalog string, recs []normalize.Record) {
 			p.recs[id] = &entry{Identifier: ident, Catalog: catalog, Targets: ts, Health: normalize.Health{Status: normalize.HealthUnknown}, NextDue: now}
 			p.dirty = true
 		case !slices.Equal(e.Targets, ts):
-			e.Targets, e.Failures, e.NextDue = ts, 0, now
+			e.Targets, e.Failures, e.NextDue, e.ToolsReadAt = ts, 0, now, time.Time{}
 			p.dirty = true
 		}
 	}
@@ -303,14 +331,17 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 		p.release(e.key())
 		return
 	}
-	r := check(ctx, v, e.Targets, p.cfg.Slow)
+	r := check(ctx, v, e.Targets, p.cfg.Slow, p.toolLimits(e))
 	if ctx.Err() != nil {
 		p.release(e.key())
 		return
 	}
 	p.metrics.probe(r.outcome, r.latency)
-	h, ok := p.apply(e, r)
+	h, tools, ok := p.apply(e, r)
 	if !ok {
+		return
+	}
+	if tools != nil && !p.sendTools(ctx, e, tools.set) {
 		return
 	}
 	// A change is news when a known status moves, or a record goes down;
@@ -330,6 +361,51 @@ func (p *Prober) probe(ctx context.Context, v visitor, e entry) {
 	}
 }
 
+// toolLimits returns the bounds of the tool list a probe of e reads, or
+// nil when its tools are not due (read within ToolsInterval) or listing
+// is off.
+func (p *Prober) toolLimits(e entry) *toolLimits {
+	if p.cfg.NoTools || (!e.ToolsReadAt.IsZero() && p.cfg.Now().Sub(e.ToolsReadAt) < p.cfg.ToolsInterval) {
+		return nil
+	}
+	return &toolLimits{maxTools: p.cfg.MaxTools, maxBytes: p.cfg.MaxToolBytes, maxPages: p.cfg.MaxToolPages,
+		now: func() normalize.ToolSet {
+			return normalize.ToolSet{Source: normalize.ToolsListed, ReadAt: p.cfg.Now().UTC()}
+		}}
+}
+
+// sendTools hands a changed tool list to the sink; false when the sink
+// no longer holds the record (the prober then forgot it).
+func (p *Prober) sendTools(ctx context.Context, e entry, tools *normalize.ToolSet) bool {
+	held, err := p.sink.SetTools(ctx, e.Identifier, e.Catalog, tools)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		p.log.Warn("tools not written", "identifier", e.Identifier, "err", err)
+		p.mu.Lock()
+		if cur := p.recs[e.key()]; cur != nil {
+			cur.ToolsReadAt = time.Time{} // read and send them again next time
+		}
+		p.mu.Unlock()
+	case err == nil && !held:
+		p.forget(e.key())
+		return false
+	}
+	return true
+}
+
+// Tools returns the tools last read from the endpoint of the record with
+// identifier as catalog lists it, and whether there are any (an endpoint
+// never listed, gated or not MCP has none).
+func (p *Prober) Tools(identifier, catalog string) (*normalize.ToolSet, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.recs[key(identifier, catalog)]
+	if e == nil || e.Tools == nil {
+		return nil, false
+	}
+	return e.Tools, true
+}
+
 // release hands a record back unprobed.
 func (p *Prober) release(id string) {
 	p.mu.Lock()
@@ -346,50 +422,82 @@ func (p *Prober) forget(id string) {
 	p.dirty = true
 }
 
+// toolsChange is a tool list to hand to the sink: set, or nil to take
+// the record's tools away.
+type toolsChange struct{ set *normalize.ToolSet }
+
 // apply updates a record's state with the result of probing it as probed
-// (its targets then) and returns its health; false when the record was
-// dropped meanwhile, or its endpoints changed (it is due again at once).
-func (p *Prober) apply(probed entry, r result) (normalize.Health, bool) {
+// (its targets then) and returns its health, and its tools when they
+// changed; false when the record was dropped meanwhile, or its endpoints
+// changed (it is due again at once).
+func (p *Prober) apply(probed entry, r result) (normalize.Health, *toolsChange, bool) {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.recs[probed.key()]
 	if e == nil {
-		return normalize.Health{}, false
+		return normalize.Health{}, nil, false
 	}
 	e.probing = false
 	if !slices.Equal(e.Targets, probed.Targets) {
-		return normalize.Health{}, false
+		return normalize.Health{}, nil, false
 	}
 	p.dirty = true
 	ms := (r.latency + time.Millisecond - 1).Milliseconds() // 0.2 ms reads as 1, not as "not measured"
 	next := p.jitter(p.cfg.Interval)
+	h := r.health()
+	h.CheckedAt = now
 	switch r.outcome {
-	case OutcomeUp, OutcomeSlow:
+	case OutcomeUp, OutcomeSlow, OutcomeAuthRequired, OutcomeNotMCP, OutcomeTemplate, OutcomeSkipped:
 		e.Failures = 0
-		e.Health = normalize.Health{Status: normalize.HealthUp, CheckedAt: now, LatencyMs: ms, Detail: r.detail}
-	case OutcomeAuthRequired:
-		e.Failures = 0
-		e.Health = normalize.Health{Status: normalize.HealthAuthRequired, CheckedAt: now, LatencyMs: ms, Detail: r.detail}
-	case OutcomeSkipped:
-		e.Failures = 0
-		e.Health = normalize.Health{Status: normalize.HealthUnknown, CheckedAt: now, Detail: r.detail}
+		h.Status, h.LatencyMs = settledStatus[r.outcome], ms
+		if r.outcome == OutcomeSkipped || r.outcome == OutcomeTemplate {
+			h.LatencyMs = 0
+		}
 	default:
 		e.Failures++
-		status, detail := normalize.HealthDown, r.detail
+		h = normalize.Health{Status: normalize.HealthDown, CheckedAt: now, LatencyMs: e.Health.LatencyMs, Detail: r.detail}
 		if e.Failures < p.cfg.DownAfter {
-			// Not down yet: the status stays what it was.
-			status = e.Health.Status
-			detail = fmt.Sprintf("%s (failure %d of %d before down)", r.detail, e.Failures, p.cfg.DownAfter)
+			// Not down yet: the status, and what the endpoint said of itself, stay.
+			h = e.Health
+			h.CheckedAt = now
+			h.Detail = fmt.Sprintf("%s (failure %d of %d before down)", r.detail, e.Failures, p.cfg.DownAfter)
 		}
 		next = p.jitter(p.retryAfter(e.Failures))
-		if status == "" {
-			status = normalize.HealthUnknown
+		if h.Status == "" {
+			h.Status = normalize.HealthUnknown
 		}
-		e.Health = normalize.Health{Status: status, CheckedAt: now, LatencyMs: e.Health.LatencyMs, Detail: detail}
 	}
+	e.Health = h
 	e.NextDue = now.Add(next)
-	return e.Health, true
+	return e.Health, p.toolsChanged(e, r, now), true
+}
+
+// settledStatus is the health status of each outcome that settles a
+// record at once (the others count toward down).
+var settledStatus = map[string]string{
+	OutcomeUp: normalize.HealthUp, OutcomeSlow: normalize.HealthUp, OutcomeAuthRequired: normalize.HealthAuthRequired,
+	OutcomeNotMCP: normalize.HealthNotMCP, OutcomeTemplate: normalize.HealthTemplate, OutcomeSkipped: normalize.HealthUnknown,
+}
+
+// toolsChanged records the tools a probe read on e and returns the change
+// for the sink: a new list that differs from the last, or nil tools when an
+// endpoint that had some is gated, not MCP, or a template now. A failing
+// endpoint keeps its tools (stale beats nothing while it may come back).
+func (p *Prober) toolsChanged(e *entry, r result, now time.Time) *toolsChange {
+	switch {
+	case r.toolsRead:
+		e.ToolsReadAt = now
+		if normalize.SameTools(e.Tools, r.tools) {
+			return nil
+		}
+		e.Tools = r.tools
+		return &toolsChange{set: r.tools}
+	case e.Tools != nil && (r.outcome == OutcomeAuthRequired || r.outcome == OutcomeNotMCP || r.outcome == OutcomeTemplate):
+		e.Tools, e.ToolsReadAt = nil, time.Time{}
+		return &toolsChange{}
+	}
+	return nil
 }
 
 // retryAfter is the wait before probing a record again after its n-th

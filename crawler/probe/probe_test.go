@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,8 +42,17 @@ func TestTargets(t *testing.T) {
 			[]probe.Target{{Kind: probe.KindMCP, URL: "https://m.test/mcp", Transport: "streamable-http"}}, ""},
 		{"mcp stdio only", normalize.Record{Type: normalize.TypeMCP,
 			Bindings: []normalize.Binding{{Protocol: "mcp", Transport: "stdio", Package: "npm/x@1"}}}, nil, "stdio only"},
-		{"mcp over sse is not probed", normalize.Record{Type: normalize.TypeMCP,
-			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/sse", Transport: "sse"}}}, nil, "no probe for mcp sse"},
+		{"mcp over sse: its event stream", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/sse", Transport: "sse"}}},
+			[]probe.Target{{Kind: probe.KindMCPSSE, URL: "https://m.test/sse", Transport: "sse"}}, ""},
+		{"streamable http before sse", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://m.test/sse", Transport: "sse"}, {Protocol: "mcp", URL: "https://m.test/mcp", Transport: "streamable-http"}}},
+			[]probe.Target{{Kind: probe.KindMCP, URL: "https://m.test/mcp", Transport: "streamable-http"}}, ""},
+		{"a url template: checked without a request", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "https://{tenant}.m.test/mcp", Transport: "streamable-http"}}},
+			[]probe.Target{{Kind: probe.KindTemplate, URL: "https://{tenant}.m.test/mcp", Transport: "streamable-http"}}, ""},
+		{"mcp over websocket is not probed", normalize.Record{Type: normalize.TypeMCP,
+			Bindings: []normalize.Binding{{Protocol: "mcp", URL: "wss://m.test/ws", Transport: "websocket"}}}, nil, "no probe for mcp websocket"},
 		{"no endpoint", normalize.Record{Type: "text/markdown", URL: "https://s.test/skill.md"}, nil, "no endpoint"},
 		{"not http", normalize.Record{Type: a2a, URL: "ftp://a.test/card.json"}, nil, "no endpoint"},
 	}
@@ -195,6 +205,10 @@ func (v verdicts) SetHealth(ctx context.Context, _, _ string, h normalize.Health
 	return true, nil
 }
 
+func (v verdicts) SetTools(context.Context, string, string, *normalize.ToolSet) (bool, error) {
+	return true, nil
+}
+
 // TestRun: Run probes a record observed while it runs at its next tick,
 // with no one calling RunDue, and writes the state file on the way out.
 func TestRun(t *testing.T) {
@@ -245,9 +259,15 @@ func (b *byID) SetHealth(_ context.Context, id, _ string, h normalize.Health) (b
 	return true, nil
 }
 
+func (b *byID) SetTools(context.Context, string, string, *normalize.ToolSet) (bool, error) {
+	return true, nil
+}
+
 // TestStatusRule: what each answer of an A2A JSON-RPC interface and an MCP
-// endpoint means. Anything from a live server rejecting the request (400,
-// 405, 429) is up; 5xx, 404 and 410 fail; 401 and 403 are auth_required.
+// endpoint means. For A2A, anything from a live server rejecting the
+// request (400, 405, 429) is up; 5xx, 404 and 410 fail; 401 and 403 are
+// auth_required. An MCP endpoint must speak JSON-RPC: a JSON document of
+// another kind, whatever its status, is not_mcp, and 429 fails like 5xx.
 func TestStatusRule(t *testing.T) {
 	web, cr := fixtureCrawler(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -261,6 +281,8 @@ func TestStatusRule(t *testing.T) {
 		401: normalize.HealthAuthRequired, 403: normalize.HealthAuthRequired,
 		404: normalize.HealthDown, 410: normalize.HealthDown, 500: normalize.HealthDown, 503: normalize.HealthDown,
 	}
+	wantMCP := maps.Clone(want)
+	wantMCP[200], wantMCP[400], wantMCP[405], wantMCP[429] = normalize.HealthNotMCP, normalize.HealthNotMCP, normalize.HealthNotMCP, normalize.HealthDown
 	var recs []normalize.Record
 	for status := range want {
 		for _, proto := range []string{"a2a", "mcp"} {
@@ -277,8 +299,12 @@ func TestStatusRule(t *testing.T) {
 	}
 	for _, r := range recs {
 		status, _ := strconv.Atoi(r.Identifier[strings.LastIndex(r.Identifier, "-")+1:])
-		if got := sink.m[r.Identifier]; got.Status != want[status] {
-			t.Errorf("%s: HTTP %d gives %+v, want %s (down after one failure here)", r.Identifier, status, got, want[status])
+		w := want[status]
+		if strings.Contains(r.Identifier, ":mcp:") {
+			w = wantMCP[status]
+		}
+		if got := sink.m[r.Identifier]; got.Status != w {
+			t.Errorf("%s: HTTP %d gives %+v, want %s (down after one failure here)", r.Identifier, status, got, w)
 		}
 	}
 }

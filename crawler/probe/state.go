@@ -20,6 +20,10 @@ type entry struct {
 	Health     normalize.Health `json:"health"`
 	Failures   int              `json:"failures,omitempty"` // consecutive failed probes
 	NextDue    time.Time        `json:"nextDue"`
+	// Tools are the tools last read from the endpoint (an open MCP
+	// server), read again after Config.ToolsInterval.
+	Tools       *normalize.ToolSet `json:"tools,omitempty"`
+	ToolsReadAt time.Time          `json:"toolsReadAt,omitzero"`
 
 	probing bool // a round has it in hand
 }

@@ -38,7 +38,7 @@ const filterSchema = `{
     "identifier": {"type": "array", "items": {"type": "string"}},
     "verifiedOnly": {"type": "boolean", "description": "Only entries whose publisher's domain served the catalog."},
     "trust": {"type": "array", "items": {"type": "string", "enum": ["signed", "domain", "registry", "none"]}, "description": "Trust levels: signed (a valid signature by the publisher), domain (served from the publisher's own domain), registry (an MCP registry checked that the publisher owns the server name's namespace), none (neither, or a failed check)."},
-    "health": {"type": "array", "items": {"type": "string", "enum": ["up", "down", "auth_required", "unknown"]}, "description": "Endpoint health at the last probe: up, down, auth_required (answers but needs credentials), unknown (not probed)."},
+    "health": {"type": "array", "items": {"type": "string", "enum": ["up", "down", "auth_required", "not_mcp", "template", "unknown"]}, "description": "Endpoint health at the last probe: up, down, auth_required (answers but needs credentials), not_mcp (answers HTTP but not MCP), template (URL holds a {placeholder}), unknown (not probed)."},
     "signedOnly": {"type": "boolean", "description": "Only entries signed by their publisher (trust signed)."},
     "liveOnly": {"type": "boolean", "description": "Only entries whose endpoint answered the last probe (health up)."}
   },
@@ -160,7 +160,7 @@ func searchTool() *mcp.Tool {
 		Description: "Find AI agents, MCP servers and tools that can do a task. Describe the task in plain words in text " +
 			"(add filters only when the user requires them). Returns the best matches first, each with its name, identifier, " +
 			"type, url, a 0-100 relevance score, a one-line description, its trust (signed, domain or none) and endpoint health " +
-			"(up, down, auth_required or unknown) and the registry it came from; \"also ask\" names other " +
+			"(up, down, auth_required, not_mcp, template or unknown) and the registry it came from; \"also ask\" names other " +
 			"registries worth querying. When nothing matches well it says so: then do not pick a result, rephrase or tell the user. " +
 			"Use get_agent with a result's identifier for its endpoints and full metadata.",
 		InputSchema:  searchSchema,

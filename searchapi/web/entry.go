@@ -155,6 +155,8 @@ var (
 		"up":            "endpoint up",
 		"down":          "endpoint down",
 		"auth_required": "endpoint needs credentials",
+		"not_mcp":       "endpoint is not an MCP server",
+		"template":      "endpoint URL is a template",
 		"unknown":       "endpoint not checked",
 	}
 )

@@ -137,7 +137,7 @@ type TrustView struct {
 
 // HealthView is a record's endpoint health as the pages show it.
 type HealthView struct {
-	Status  string // up, down, auth_required or unknown
+	Status  string // up, down, auth_required, not_mcp, template or unknown
 	Label   string // in words
 	Checked string // how long ago it was probed ("" when never)
 	At      string

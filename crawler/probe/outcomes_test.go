@@ -1,0 +1,154 @@
+package probe_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/fixtures"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// toolsID names a case of fixtures.HostTools.
+func toolsID(c string) string { return "urn:ai:tools.test:mcp:" + c }
+
+// record reads a record's tools back through GET /agents/{identifier}.
+func (l *live) record(id string) normalize.Record {
+	l.t.Helper()
+	resp, err := http.Get(l.api.URL + "/agents/" + url.PathEscape(id))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		l.t.Fatalf("GET /agents/%s: %d", id, resp.StatusCode)
+	}
+	var rec struct {
+		Tools *normalize.ToolSet `json:"tools"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil {
+		l.t.Fatal(err)
+	}
+	return normalize.Record{Tools: rec.Tools}
+}
+
+func toolNames(ts *normalize.ToolSet) []string {
+	if ts == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range ts.Items {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// TestOutcomesAndTools crawls tools.test (real MCP servers built with the
+// official SDK, and endpoints that are not MCP) into a real Meilisearch,
+// probes it, and reads each outcome and tool list back from the API.
+func TestOutcomesAndTools(t *testing.T) {
+	l := newLive(t)
+	l.crawl(fixtures.HostTools)
+	if n := l.round(); n != 11 {
+		t.Errorf("first round probed %d records, want 11", n)
+	}
+
+	t.Run("outcomes", func(t *testing.T) {
+		cases := []struct {
+			c, status, detail, version, server string
+		}{
+			{"sdk", normalize.HealthUp, "", "2025-11-25", "quill-utilities"},
+			{"sdk-20250618", normalize.HealthUp, "", "2025-06-18", "heron-notes"},
+			{"discover", normalize.HealthUp, "", "2026-07-28", "stateless-atlas"},
+			{"gated", normalize.HealthAuthRequired, "HTTP 401", "", ""},
+			{"html", normalize.HealthNotMCP, "HTML page", "", ""},
+			{"jsonapi", normalize.HealthNotMCP, "JSON document", "", ""},
+			{"template", normalize.HealthTemplate, "template", "", ""},
+			{"slow", normalize.HealthUp, "slow", "2025-11-25", "quill-utilities"},
+			{"sse", normalize.HealthUp, "", "2024-11-05", ""},
+		}
+		for _, c := range cases {
+			h := l.want(toolsID(c.c), c.status, c.detail)
+			if h.ProtocolVersion != c.version || h.ServerName != c.server {
+				t.Errorf("%s: protocol version %q, server %q; want %q, %q", c.c, h.ProtocolVersion, h.ServerName, c.version, c.server)
+			}
+		}
+		h := l.health(toolsID("gated"))
+		if a := h.Auth; a == nil || a.Scheme != "Bearer" || !slices.Equal(a.Scopes, []string{fixtures.GatedScope}) ||
+			!slices.Equal(a.AuthorizationServers, []string{fixtures.GatedAuthServer}) || !strings.HasSuffix(a.ResourceMetadata, fixtures.PathToolsMetadata) {
+			t.Errorf("gated: auth %+v, want Bearer, scope %s, the metadata's authorization server", a, fixtures.GatedScope)
+		}
+		for _, r := range l.web.RequestsFor(fixtures.HostTools) {
+			if r.Authorization != "" {
+				t.Errorf("%s %s carried credentials %q: none were configured", r.Method, r.Path, r.Authorization)
+			}
+			if strings.Contains(r.Host, "{") {
+				t.Errorf("the template URL was requested: %s", r.Path)
+			}
+		}
+	})
+
+	t.Run("tools of open endpoints", func(t *testing.T) {
+		rec := l.record(toolsID("sdk"))
+		if got := toolNames(rec.Tools); !slices.Equal(got, []string{"delete_upload", "docx_to_text", "pdf_to_markdown"}) {
+			t.Fatalf("sdk tools %v", got)
+		}
+		if rec.Tools.Source != normalize.ToolsListed || rec.Tools.ReadAt.IsZero() {
+			t.Errorf("sdk tools: source %q, read at %v; want tools/list and a time", rec.Tools.Source, rec.Tools.ReadAt)
+		}
+		for _, tool := range rec.Tools.Items {
+			if tool.Name != "pdf_to_markdown" {
+				continue
+			}
+			if tool.Title != "PDF to Markdown" || !slices.Equal(tool.Params, []string{"pages", "url"}) ||
+				tool.Annotations == nil || tool.Annotations.ReadOnlyHint == nil || !*tool.Annotations.ReadOnlyHint {
+				t.Errorf("pdf_to_markdown read as %+v", tool)
+			}
+		}
+		if got := toolNames(l.record(toolsID("discover")).Tools); !slices.Equal(got, []string{"geocode_address"}) {
+			t.Errorf("stateless server's tools %v, want geocode_address", got)
+		}
+		for _, c := range []string{"gated", "html", "jsonapi", "template", "sse"} {
+			if ts := l.record(toolsID(c)).Tools; ts != nil {
+				t.Errorf("%s has tools %v: only open streamable-HTTP endpoints are listed", c, toolNames(ts))
+			}
+		}
+	})
+
+	t.Run("bounded list", func(t *testing.T) {
+		ts := l.record(toolsID("many")).Tools
+		if ts == nil || len(ts.Items) != 500 || ts.Truncated != normalize.TruncatedTools {
+			t.Fatalf("many: %d tools, truncated %q; want 500, %q", len(toolNames(ts)), ts.Truncated, normalize.TruncatedTools)
+		}
+	})
+
+	t.Run("instructions in a description are marked", func(t *testing.T) {
+		ts := l.record(toolsID("sdk-20250618")).Tools
+		if ts == nil || len(ts.Problems) != 1 || ts.Problems[0].Code != normalize.CodeInstructionLike || !strings.Contains(ts.Problems[0].Message, fixtures.InjectedTool.Name) {
+			t.Errorf("heron-notes problems %+v, want one instruction_like naming %s", ts, fixtures.InjectedTool.Name)
+		}
+	})
+
+	t.Run("a tool that disappears disappears from the index", func(t *testing.T) {
+		first := toolNames(l.record(toolsID("changing")).Tools)
+		if want := slices.Sorted(slices.Values(fixtures.ChangingTools[0])); !slices.Equal(first, want) {
+			t.Fatalf("changing tools %v, want %v", first, want)
+		}
+		l.clock.Advance(8 * 24 * time.Hour) // past the probe and the tool refresh
+		l.round()
+		got := toolNames(l.record(toolsID("changing")).Tools)
+		if want := slices.Sorted(slices.Values(fixtures.ChangingTools[1])); !slices.Equal(got, want) {
+			t.Errorf("after the tools changed: %v, want %v", got, want)
+		}
+		if got := l.listed(`health = not_mcp`); !slices.Equal(got, []string{toolsID("html"), toolsID("jsonapi")}) {
+			t.Errorf("health = not_mcp lists %v", got)
+		}
+	})
+}
+
+var _ = probe.IsTemplate
