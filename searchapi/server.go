@@ -36,6 +36,7 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/mcpserver"
 	"github.com/agentfinder/agentfinder/searchapi/registryapi"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/tools"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 	"github.com/agentfinder/agentfinder/searchapi/xu"
 )
@@ -329,6 +330,7 @@ func (s *Server) routes() {
 	s.mount(haidip.New(s.engine))
 	s.mount(adp.New(s.engine))
 	s.mount(registryapi.New(s.engine, s.publicURL))
+	s.mount(tools.New(s.engine))
 	s.mount(mcpserver.NewDoor(s.engine, mcpserver.DoorOptions{Version: s.cfg.Version, PublicURL: s.publicURL, Observe: s.observeToolCall, Logger: s.log}))
 }
 

@@ -19,9 +19,11 @@ import (
 	"github.com/agentfinder/agentfinder/crawler/probe"
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
+	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi"
+	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
 // The liveness cases of fixtures.HostLive, by identifier.
@@ -79,7 +81,11 @@ type live struct {
 	api   *httptest.Server
 }
 
-func newLive(t *testing.T) *live {
+func newLive(t *testing.T) *live { t.Helper(); return newLiveWith(t, nil) }
+
+// newLiveWith is newLive with an embedder for ingest and search (nil:
+// keyword search only) and serve's query rewriter.
+func newLiveWith(t *testing.T, emb *embed.Model) *live {
 	t.Helper()
 	m, index := meilitest.Index(t, "probe")
 	web := crawlertest.Web(t, fixtures.Options{})
@@ -97,12 +103,17 @@ func newLive(t *testing.T) *live {
 	if l.p, err = probe.New(l.cfg, cr, sink); err != nil {
 		t.Fatal(err)
 	}
-	if l.ix, err = ingest.New(t.Context(), m.Client, ingest.Config{Index: index, Health: l.p, Tools: l.p}); err != nil {
+	icfg := ingest.Config{Index: index, Health: l.p, Tools: l.p}
+	scfg := searchapi.Config{Index: index, Meili: m.Client}
+	if emb != nil {
+		icfg.Embedder, scfg.Embedder, scfg.QueryRewriter = emb, emb, query.Rewrite
+	}
+	if l.ix, err = ingest.New(t.Context(), m.Client, icfg); err != nil {
 		t.Fatal(err)
 	}
 	sink.ix = l.ix
 	t.Cleanup(func() { l.ix.Close(context.Background()) })
-	srv, err := searchapi.New(searchapi.Config{Index: index, Meili: m.Client}, nil)
+	srv, err := searchapi.New(scfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

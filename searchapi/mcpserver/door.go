@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // engineBackend answers the tools (POST /mcp) with the search engine
@@ -65,6 +66,23 @@ func (b engineBackend) Explore(ctx context.Context, request []byte) (json.RawMes
 		return nil, b.toolError(ctx, "explore", err)
 	}
 	return door.MustJSON(out), nil
+}
+
+// Tools implements Backend (find_tool): GET /tools.
+func (b engineBackend) Tools(ctx context.Context, text string, limit int) (json.RawMessage, error) {
+	q, limit, err := search.ToolsQuery(text, limit)
+	if err != nil {
+		return nil, b.toolError(ctx, "find_tool", err)
+	}
+	q.Access = door.AccessOf(ctx)
+	ans, err := b.engine.Search(ctx, q, nil)
+	if err != nil {
+		return nil, b.toolError(ctx, "find_tool", err)
+	}
+	return door.MustJSON(search.ToolPairs(q, ans, limit, func(e map[string]json.RawMessage) json.RawMessage {
+		cfg, _ := web.MCPClientConfig(e)
+		return cfg
+	})), nil
 }
 
 // toolError maps err as the server does for HTTP (door.Classify decides the

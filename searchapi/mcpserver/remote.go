@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,6 +52,15 @@ func (r *Remote) Agent(ctx context.Context, identifier string) (json.RawMessage,
 // Explore implements Backend with POST /explore.
 func (r *Remote) Explore(ctx context.Context, request []byte) (json.RawMessage, error) {
 	return r.do(ctx, http.MethodPost, "/explore", request)
+}
+
+// Tools implements Backend with GET /tools.
+func (r *Remote) Tools(ctx context.Context, text string, limit int) (json.RawMessage, error) {
+	q := url.Values{"q": {text}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return r.do(ctx, http.MethodGet, "/tools?"+q.Encode(), nil)
 }
 
 // do sends one request; an error answer of the API becomes *Error, a

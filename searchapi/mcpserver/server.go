@@ -30,6 +30,9 @@ type Backend interface {
 	Agent(ctx context.Context, identifier string) (json.RawMessage, error)
 	// Explore runs a POST /explore request body and returns the response body.
 	Explore(ctx context.Context, request []byte) (json.RawMessage, error)
+	// Tools returns GET /tools?q=text&limit=limit's response body (limit
+	// 0: the API's default).
+	Tools(ctx context.Context, text string, limit int) (json.RawMessage, error)
 }
 
 // Error is an error answer of the Agent Finder API: its error model's code
@@ -65,6 +68,7 @@ func New(b Backend, opts Options) *mcp.Server {
 	mcp.AddTool(srv, searchTool(), t.search)
 	mcp.AddTool(srv, getAgentTool(), t.getAgent)
 	mcp.AddTool(srv, exploreTool(), t.explore)
+	mcp.AddTool(srv, findToolTool(), t.findTool)
 	return srv
 }
 

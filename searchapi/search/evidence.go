@@ -24,6 +24,11 @@ type Evidence struct {
 	// not enter.
 	Trust  json.RawMessage `json:"trust,omitempty"`
 	Health json.RawMessage `json:"health,omitempty"`
+	// MatchedTools name the record's tools that match the request.
+	MatchedTools []MatchedTool `json:"matchedTools,omitempty"`
+	// Liveness says when the result was ordered below live results of
+	// similar relevance (see orderByLiveness).
+	Liveness string `json:"liveness,omitempty"`
 }
 
 // MatchedExample is a representative query or example close to the

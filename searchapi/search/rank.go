@@ -64,7 +64,7 @@ var searchAttributes = []string{
 	"identifier", "displayName", "type", "url", "data", "description", "tags", "capabilities",
 	"representativeQueries", "version", "updatedAt", "metadata", "trustManifest",
 	"publisher", "publisherVerified", "compliance", "protocols", "skills", "bindings",
-	"status", "expiresAt", "indexedAt", "trust", "health",
+	"status", "expiresAt", "indexedAt", "trust", "health", normalize.FieldTools,
 }
 
 // evidenceAttributes are retrieved in addition when evidence is asked for.
@@ -313,6 +313,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 		return out, err
 	}
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
+	dead := orderByLiveness(rel, pool, byID)
 	out.Rel = rel
 	// The sequence every page slices: the pool members the request keeps
 	// in the model's order, then the rest in fused order.
@@ -339,17 +340,14 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if out.Best < 0 && n > 0 {
 		out.Best = score.Percent(scoreAt(0))
 	}
-	var qt []string
-	if q.Evidence {
-		qt = normalize.Terms(q.Text)
-	}
+	qt := normalize.Terms(q.Text) // for evidence and matched tools
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))
 		d, ok := byID[seq[i].ID]
 		if !rel.model.Keep(p, out.Best, cut) || !ok {
 			continue // below the cut-off, or removed since the search
 		}
-		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID]))
+		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID], dead[seq[i].ID]))
 	}
 	if n > offset+limit && rel.mayPass(poolScores, offset+limit, out.Best, cut) {
 		out.Next = offset + limit
@@ -478,15 +476,27 @@ func (rel *relevance) mayPass(poolScores []float64, from, best, cut int) bool {
 }
 
 // toHit turns a fetched document, its fused components and its score
-// (0..100) into a result entry.
-func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool) federation.Hit {
+// (0..100) into a result entry. The record's tools are not shown: the ones
+// matching the request are (matchedTools). dead is the health status of
+// an endpoint ordered below live ones ("" when live).
+func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool, dead string) federation.Hit {
 	fillTrustHealth(h)
+	tools := matchTools(h[normalize.FieldTools], qterms)
+	delete(h, normalize.FieldTools)
+	if len(tools) > 0 {
+		h[FieldMatchedTools] = mustJSON(tools)
+	}
 	if q.Evidence {
 		examples := h["examples"]
 		vectors := h["_vectors"]
 		delete(h, "examples")
 		delete(h, "_vectors")
-		h["evidence"] = mustJSON(buildEvidence(h, examples, vectors, q, qterms, sc, vec, preferred))
+		ev := buildEvidence(h, examples, vectors, q, qterms, sc, vec, preferred)
+		ev.MatchedTools = tools
+		if dead != "" {
+			ev.Liveness = livenessNote(dead)
+		}
+		h["evidence"] = mustJSON(ev)
 	}
 	delete(h, "_vectors")
 	h["score"] = json.RawMessage(strconv.Itoa(pct))

@@ -104,6 +104,7 @@ func candidateOf(doc map[string]json.RawMessage, keyword, semantic float64) scor
 	for _, f := range textAttributes {
 		c.Text = append(c.Text, jsonStrings(doc[f])...)
 	}
+	c.Text = append(c.Text, toolTexts(doc[normalize.FieldTools])...)
 	return c
 }
 

@@ -23,30 +23,7 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 		Queries:         x.RepresentativeQueries,
 		RecordJSON:      indent(doc),
 	}
-	var bindings []struct {
-		Protocol  string   `json:"protocol"`
-		URL       string   `json:"url"`
-		Transport string   `json:"transport"`
-		Package   string   `json:"package"`
-		Template  bool     `json:"template"`
-		Runtime   string   `json:"runtime"`
-		Args      []string `json:"args"`
-		Env       []string `json:"env"`
-		Headers   []string `json:"headers"`
-	}
-	field(doc, "bindings", &bindings)
-	for _, b := range bindings {
-		u := SafeURL(b.URL)
-		if b.Template {
-			u = b.URL // shown as text to fill in, never as a link
-		}
-		v.Bindings = append(v.Bindings, Binding{Protocol: b.Protocol, URL: u, Transport: b.Transport, Package: b.Package,
-			Template: b.Template, Runtime: b.Runtime, Args: b.Args, Env: b.Env, Headers: b.Headers})
-		if b.URL != "" && u == "" {
-			// Shown as text so nothing is hidden, never as a link.
-			v.Bindings[len(v.Bindings)-1].Package = joinNonEmpty(b.Package, b.URL)
-		}
-	}
+	v.Bindings = readBindings(doc)
 	v.trust(doc)
 	v.provenance(doc, now)
 	v.Use = useIt(x, v.Bindings)
@@ -150,6 +127,37 @@ func without(list, drop []string) []string {
 	for _, s := range list {
 		if !slices.Contains(drop, s) {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// readBindings reads a record's bindings as the page shows them: URLs
+// that are not safe links (and templates) are text, never links.
+func readBindings(doc map[string]json.RawMessage) []Binding {
+	var bindings []struct {
+		Protocol  string   `json:"protocol"`
+		URL       string   `json:"url"`
+		Transport string   `json:"transport"`
+		Package   string   `json:"package"`
+		Template  bool     `json:"template"`
+		Runtime   string   `json:"runtime"`
+		Args      []string `json:"args"`
+		Env       []string `json:"env"`
+		Headers   []string `json:"headers"`
+	}
+	field(doc, "bindings", &bindings)
+	var out []Binding
+	for _, b := range bindings {
+		u := SafeURL(b.URL)
+		if b.Template {
+			u = b.URL // shown as text to fill in, never as a link
+		}
+		out = append(out, Binding{Protocol: b.Protocol, URL: u, Transport: b.Transport, Package: b.Package,
+			Template: b.Template, Runtime: b.Runtime, Args: b.Args, Env: b.Env, Headers: b.Headers})
+		if b.URL != "" && u == "" {
+			// Shown as text so nothing is hidden, never as a link.
+			out[len(out)-1].Package = joinNonEmpty(b.Package, b.URL)
 		}
 	}
 	return out

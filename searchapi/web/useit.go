@@ -214,3 +214,19 @@ func slug(name, identifier string) string {
 	}
 	return s
 }
+
+// MCPClientConfig returns the {"mcpServers": {...}} configuration an MCP
+// client needs to use the server whose record (as the API returns it) is
+// doc, in the shape of clients that reach remotes themselves ("type":
+// "http"; the detail page also shows the local-command shape). false when
+// it has no endpoint or package a client can start.
+func MCPClientConfig(doc map[string]json.RawMessage) (json.RawMessage, bool) {
+	var name, identifier string
+	field(doc, "displayName", &name)
+	field(doc, "identifier", &identifier)
+	cfg, n, _ := mcpConfig(slug(name, identifier), readBindings(doc), false)
+	if n == 0 {
+		return nil, false
+	}
+	return json.RawMessage(cfg), true
+}

@@ -1,0 +1,59 @@
+package search
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/score"
+)
+
+// TestOrderByLiveness: a result whose endpoint is not live goes below the
+// live results scoring up to 10 points less, not below those scoring less
+// still; scores never change.
+func TestOrderByLiveness(t *testing.T) {
+	ids := []string{"a", "b", "c", "d", "e"}
+	scores := []float64{0.90, 0.85, 0.78, 0.70, 0.60}
+	health := map[string]string{"a": "down", "b": "up", "c": "unknown", "d": "not_mcp", "e": "up"}
+	pool := make([]query.Scored, len(ids))
+	docs := map[string]meiliHit{}
+	for i, id := range ids {
+		pool[i] = query.Scored{ID: id}
+		docs[id] = meiliHit{"health": json.RawMessage(`{"status":"` + health[id] + `"}`)}
+	}
+	rel := &relevance{rk: &score.Ranking{Order: []int{0, 1, 2, 3, 4}, Scores: slices.Clone(scores)}}
+	dead := orderByLiveness(rel, pool, docs)
+	var got []string
+	for _, i := range rel.rk.Order {
+		got = append(got, ids[i])
+	}
+	// a (0.90, down) ranks as 0.80: below b (0.85), above c (0.78).
+	// d (0.70, not_mcp) ranks as 0.60: below e (0.60) too, stably.
+	if want := []string{"b", "a", "c", "e", "d"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if !slices.Equal(rel.rk.Scores, scores) {
+		t.Errorf("scores changed: %v, want %v", rel.rk.Scores, scores)
+	}
+	if len(dead) != 2 || dead["a"] != "down" || dead["d"] != "not_mcp" {
+		t.Errorf("dead %v, want a down and d not_mcp", dead)
+	}
+}
+
+func TestMatchTools(t *testing.T) {
+	tools := json.RawMessage(`{"source": "tools/list", "listed": 3, "items": [
+	  {"name": "docx_to_text", "description": "Extract the plain text of a Word (.docx) file."},
+	  {"name": "pdf_to_markdown", "title": "PDF to Markdown", "description": "Convert a PDF document into clean Markdown text."},
+	  {"name": "markdown_lint", "description": "Check Markdown files for style problems."}]}`)
+	got := matchTools(tools, []string{"convert", "pdf", "markdown"})
+	if len(got) != 1 || got[0].Name != "pdf_to_markdown" || got[0].Match != 1 {
+		t.Errorf("matchTools: %+v, want pdf_to_markdown alone with match 1 (markdown_lint holds one word of three)", got)
+	}
+	if got := matchTools(tools, []string{"markdowns"}); len(got) != 2 {
+		t.Errorf("a plural matches its stem: %+v, want the two markdown tools", got)
+	}
+	if got := matchTools(nil, []string{"pdf"}); got != nil {
+		t.Errorf("no tools: %+v", got)
+	}
+}

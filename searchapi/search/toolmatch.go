@@ -1,0 +1,98 @@
+package search
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// MatchedTool is a tool of a result whose text holds words of the request:
+// a result's matchedTools, the evidence's, and GET /tools's tool.
+type MatchedTool struct {
+	Name        string                     `json:"name"`
+	Title       string                     `json:"title,omitempty"`
+	Description string                     `json:"description,omitempty"`
+	Params      []string                   `json:"params,omitempty"`
+	Annotations *normalize.ToolAnnotations `json:"annotations,omitempty"`
+	// Match is the share of the request's informative words the tool's
+	// name, title and description hold (0..1).
+	Match float64 `json:"match"`
+}
+
+// FieldMatchedTools is the member of a result entry holding its
+// []MatchedTool.
+const FieldMatchedTools = "matchedTools"
+
+// maxMatchedTools bounds the tools named per result.
+const maxMatchedTools = 3
+
+// minToolMatch is the share of the request's words a tool must hold to be
+// named: half, so a one-word request names tools with that word and a
+// four-word request tools with two of them.
+const minToolMatch = 0.5
+
+// matchTools returns the tools of a result's record (its "tools" field)
+// that match the request's informative words qterms, best first: at most
+// maxMatchedTools, each holding at least minToolMatch of the words.
+func matchTools(toolsRaw json.RawMessage, qterms []string) []MatchedTool {
+	if len(toolsRaw) == 0 || len(qterms) == 0 {
+		return nil
+	}
+	var ts normalize.ToolSet
+	if json.Unmarshal(toolsRaw, &ts) != nil {
+		return nil
+	}
+	var out []MatchedTool
+	for _, t := range ts.Items {
+		m := termShare(normalize.Words(normalize.ToolText(t)), qterms)
+		if m < minToolMatch {
+			continue
+		}
+		out = append(out, MatchedTool{Name: t.Name, Title: t.Title, Description: t.Description, Params: t.Params, Annotations: t.Annotations, Match: Round3(m)})
+	}
+	slices.SortStableFunc(out, func(a, b MatchedTool) int { return cmp.Compare(b.Match, a.Match) })
+	return out[:min(len(out), maxMatchedTools)]
+}
+
+// termShare is the share of terms found among words: equal, or one the
+// other's stem (a word of four letters or more starting the other:
+// "markdown" and "markdowns", "convert" and "converts").
+func termShare(words, terms []string) float64 {
+	n := 0
+	for _, t := range terms {
+		if slices.ContainsFunc(words, func(w string) bool { return sameStem(w, t) }) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(terms))
+}
+
+func sameStem(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 4 && strings.HasPrefix(b, a) && len(b)-len(a) <= 3
+}
+
+// toolTexts returns the texts of a record's tools (its "tools" field) that
+// count toward how much of a request it covers: each tool's ToolText.
+func toolTexts(toolsRaw json.RawMessage) []string {
+	if len(toolsRaw) == 0 {
+		return nil
+	}
+	var ts normalize.ToolSet
+	if json.Unmarshal(toolsRaw, &ts) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(ts.Items))
+	for _, t := range ts.Items {
+		out = append(out, normalize.ToolText(t))
+	}
+	return out
+}
