@@ -23,7 +23,8 @@
 # for indexing (default 300), EVAL_EXTRA_ARGS extra serve flags for the
 # default runs (e.g. "--semantic-ratio 0.7"), EVAL_INPROCESS=0 to skip the
 # in-process harness, EVAL_LATENCY=0 to skip the relevance stage's latency,
-# EVAL_KEYWORD=0 to skip the keyword-only run.
+# EVAL_KEYWORD=0 to skip the keyword-only run, EVAL_TOOLS=0 to skip the
+# tool-level requests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/fixtures-lib.sh
@@ -163,6 +164,17 @@ if [[ "${EVAL_INPROCESS:-1}" == "1" ]]; then
 	echo "== in-process harness (query shapes measured directly against Meilisearch)"
 	AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$REL" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
 		"${GO:-go}" test -count=1 -run TestRelevanceEval -v ./searchapi/query 2>&1 | grep -E '^(index|entry|query embedding)' || true
+fi
+
+# 5b. Tool-level requests (searchapi/tooleval_test.go): the set's entries as
+# the tools of one MCP server per publisher, Recall@1/@10 of the server
+# holding each request's tool, with the tool index and without it.
+# EVAL_TOOLS=0 skips it.
+if [[ "${EVAL_TOOLS:-1}" == "1" ]]; then
+	echo
+	echo "== tool-level requests (the tool index)"
+	AGENTFINDER_TOOL_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$(cd "$REL" && pwd)" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
+		"${GO:-go}" test -count=1 -run TestToolEval -v ./searchapi 2>&1 | grep -E '^tool eval' || true
 fi
 
 # 6. What the relevance stage (re-ranking and scoring, searchapi/score)

@@ -74,7 +74,7 @@ func TestMCPTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"explore", "get_agent", "search"}; !slices.Equal(names, want) {
+	if want := []string{"explore", "find_tool", "get_agent", "search"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 

@@ -66,7 +66,7 @@ func TestMCPStdio(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"explore", "get_agent", "search"}) {
+	if !slices.Equal(names, []string{"explore", "find_tool", "get_agent", "search"}) {
 		t.Fatalf("tools %v", names)
 	}
 
