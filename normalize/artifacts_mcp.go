@@ -1,6 +1,9 @@
 package normalize
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // mcp maps an MCP server description into the record: the registry's
 // server.json (packages and remotes), a server card (serverInfo, transport,
@@ -50,8 +53,9 @@ func (m *mapper) mcpEndpoint(s map[string]any) {
 }
 
 // mcpTools maps the tools (top level, or under capabilities) into skill
-// names and examples; a tool that is neither a name nor an object is a
-// problem.
+// names and examples, and the record's declared tools (ToolsDeclared; the
+// prober's tools/list replaces them once read); a tool that is neither a
+// name nor an object is a problem.
 func (m *mapper) mcpTools(s map[string]any) {
 	r := m.rec
 	tools := s["tools"]
@@ -79,7 +83,26 @@ func (m *mapper) mcpTools(s map[string]any) {
 		}
 		r.SkillNames = appendUnique(r.SkillNames, getStr(tool, "name"))
 		m.examples(firstOf(getStr(tool, "description"), getStr(tool, "title")))
+		m.declareTool(tool)
 	}
+	MarkTools(r.Tools)
+}
+
+// declareTool adds a server card's tool to the record's declared tools.
+func (m *mapper) declareTool(tool map[string]any) {
+	raw, err := json.Marshal(tool)
+	if err != nil {
+		return
+	}
+	t, err := DecodeTool(raw)
+	if err != nil {
+		return // no name: nothing to index
+	}
+	if m.rec.Tools == nil {
+		m.rec.Tools = &ToolSet{Source: ToolsDeclared}
+	}
+	m.rec.Tools.Listed++
+	m.rec.Tools.Items = append(m.rec.Tools.Items, t)
 }
 
 // firstOf returns the first non-empty string.

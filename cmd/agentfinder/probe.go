@@ -34,7 +34,7 @@ type probeOptions struct {
 
 func (o *probeOptions) register(c *cli) {
 	fs := c.fs
-	fs.BoolVar(&o.on, "probe", true, "probe the endpoints of indexed agents (A2A card and interface, MCP streamable HTTP) and keep each record's health (runs where --crawl does)")
+	fs.BoolVar(&o.on, "probe", true, "probe the endpoints of indexed agents (A2A card and interface, MCP streamable HTTP and SSE) and keep each record's health (runs where --crawl does)")
 	fs.DurationVar(&o.interval, "probe-interval", 24*time.Hour, "how often each record's endpoint is probed, at least 1m (jittered by 10%); new records are probed within a minute")
 	fs.DurationVar(&o.timeout, "probe-timeout", 10*time.Second, "timeout of one probe request: slower is a failed probe")
 	fs.DurationVar(&o.slow, "probe-slow", 2*time.Second, "latency budget, below --probe-timeout: an endpoint answering slower is up, marked slow")
