@@ -57,7 +57,7 @@ func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 // Collect sends one gauge per health status (prometheus.Collector).
 func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	by := c.p.Stats().ByStatus
-	for _, s := range []string{normalize.HealthUp, normalize.HealthDown, normalize.HealthAuthRequired, normalize.HealthUnknown} {
+	for _, s := range normalize.HealthStatuses {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(by[s]), s)
 	}
 }

@@ -323,3 +323,38 @@ func fixtureCrawler(t *testing.T) (*fixtures.Web, *crawler.Crawler) {
 	t.Cleanup(func() { _ = cr.Close() })
 	return web, cr
 }
+
+// TestA2A10Card: an A2A 1.0 card (supportedInterfaces, protocolBinding) is
+// probed as a 0.3 one is: its card, then its first JSON-RPC interface.
+func TestA2A10Card(t *testing.T) {
+	web, cr := fixtureCrawler(t)
+	card := `{"name": "Ibis Planner", "description": "Plans trips.", "version": "1.0.0",
+	  "supportedInterfaces": [{"url": "https://live.test` + fixtures.PathLiveUp + `", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+	  "skills": []}`
+	web.SetFile(fixtures.HostLive, "/cards/v10.json", []byte(card))
+	catalog := `{"specVersion": "1.0", "entries": [{"identifier": "urn:ai:live.test:agent:v10", "displayName": "Ibis Planner",
+	  "type": "application/a2a-agent-card+json", "data": ` + card + `}]}`
+	res := normalize.Catalog([]byte(catalog), normalize.Options{Origin: "https://live.test/.well-known/ai-catalog.json", Via: normalize.ViaWellKnown})
+	if len(res.Records) != 1 {
+		t.Fatalf("records %d, problems %+v", len(res.Records), res.Problems)
+	}
+	rec := res.Records[0]
+	rec.URL = web.URL(fixtures.HostLive, "/cards/v10.json")
+	for i := range rec.Bindings {
+		rec.Bindings[i].URL = web.URL(fixtures.HostLive, fixtures.PathLiveUp)
+	}
+	ts, _ := probe.Targets(rec)
+	if len(ts) != 2 || ts[0].Kind != probe.KindCard || ts[1].Kind != probe.KindA2A || ts[1].Transport != "JSONRPC" {
+		t.Fatalf("targets %+v, want the card and the JSON-RPC interface", ts)
+	}
+	got := make(verdicts, 1)
+	p, err := probe.New(probe.Config{}, cr, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Observe("https://live.test/.well-known/ai-catalog.json", []normalize.Record{rec})
+	p.RunDue(t.Context())
+	if h := <-got; h.Status != normalize.HealthUp || h.Protocol != "a2a" {
+		t.Errorf("a 1.0 card's agent: %+v, want up over a2a", h)
+	}
+}

@@ -3,6 +3,8 @@ package web
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,6 +26,7 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 		RecordJSON:      indent(doc),
 	}
 	v.Bindings = readBindings(doc)
+	v.tools(doc, now)
 	v.trust(doc)
 	v.provenance(doc, now)
 	v.Use = useIt(x, v.Bindings)
@@ -161,4 +164,63 @@ func readBindings(doc map[string]json.RawMessage) []Binding {
 		}
 	}
 	return out
+}
+
+// maxToolsShown bounds the tools an entry's page lists.
+const maxToolsShown = 100
+
+// tools reads the record's tools for the page.
+func (v *DetailView) tools(doc map[string]json.RawMessage, now time.Time) {
+	var ts struct {
+		Source    string    `json:"source"`
+		ReadAt    time.Time `json:"readAt"`
+		Listed    int       `json:"listed"`
+		Truncated string    `json:"truncated"`
+		Items     []struct {
+			Name        string   `json:"name"`
+			Description string   `json:"description"`
+			Params      []string `json:"params"`
+			Annotations struct {
+				ReadOnlyHint    *bool `json:"readOnlyHint"`
+				DestructiveHint *bool `json:"destructiveHint"`
+			} `json:"annotations"`
+		} `json:"items"`
+		Problems []struct {
+			Path string `json:"path"`
+			Code string `json:"code"`
+		} `json:"problems"`
+	}
+	field(doc, "tools", &ts)
+	marked := map[string]bool{}
+	for _, p := range ts.Problems {
+		if p.Code == "instruction_like" {
+			marked[p.Path] = true
+		}
+	}
+	for i, t := range ts.Items {
+		if i == maxToolsShown {
+			break
+		}
+		tv := ToolView{Name: t.Name, Description: t.Description, Params: t.Params,
+			Marked: marked["tools.items["+strconv.Itoa(i)+"].description"]}
+		var hints []string
+		if a := t.Annotations.ReadOnlyHint; a != nil && *a {
+			hints = append(hints, "read-only")
+		}
+		if a := t.Annotations.DestructiveHint; a != nil && *a {
+			hints = append(hints, "destructive")
+		}
+		tv.Hints = strings.Join(hints, ", ")
+		v.Tools = append(v.Tools, tv)
+	}
+	switch {
+	case len(v.Tools) == 0:
+	case ts.Source == "tools/list":
+		v.ToolsNote = "Listed by the server's endpoint " + dateOf(ts.ReadAt.Format(time.RFC3339), now) + "."
+	default:
+		v.ToolsNote = "Declared by its server card."
+	}
+	if ts.Truncated != "" || len(ts.Items) > maxToolsShown {
+		v.ToolsNote += " The list is cut short (" + strconv.Itoa(min(len(ts.Items), maxToolsShown)) + " shown)."
+	}
 }

@@ -163,8 +163,21 @@ type DetailView struct {
 	TrustJSON       string // the trust manifest, indented
 	Provenance      Provenance
 	Use             UseIt
-	RecordJSON      string // the whole record, indented
-	JSONURL         string // curl command target
+	// Tools are the server's tools (read from its endpoint, or declared
+	// by its server card), and ToolsNote says which and when.
+	Tools      []ToolView
+	ToolsNote  string
+	RecordJSON string // the whole record, indented
+	JSONURL    string // curl command target
+}
+
+// ToolView is one tool on an entry's page. Its text is the server's:
+// the template escapes it like any text.
+type ToolView struct {
+	Name, Description string
+	Params            []string
+	Hints             string // "read-only", "destructive"
+	Marked            bool   // its text tries to instruct the reader
 }
 
 // Binding is one way to reach the entry.
