@@ -42,7 +42,8 @@ func (ix *Indexer) toolsFor(identifier, catalog string, declared *normalize.Tool
 // identifier, as catalog lists it: the document is rewritten with them and
 // its tool texts embedded (vectors of the entry's other texts come from the
 // cache or are embedded again). tools nil takes the read tools away (the
-// endpoint went gated or is no MCP server any more). held is false when
+// endpoint went gated or is no MCP server any more); tools its server card
+// declares come back at the record's next write. held is false when
 // ingest holds no document for identifier from that catalog. It blocks
 // like Put while the queue is full.
 func (ix *Indexer) SetTools(ctx context.Context, identifier, catalog string, tools *normalize.ToolSet) (bool, error) {
