@@ -166,7 +166,7 @@ if [[ "${EVAL_INPROCESS:-1}" == "1" ]]; then
 		"${GO:-go}" test -count=1 -run TestRelevanceEval -v ./searchapi/query 2>&1 | grep -E '^(index|entry|query embedding)' || true
 fi
 
-# 5b. Tool-level requests (searchapi/tooleval_test.go): the set's entries as
+# 5b. Tool-level requests (searchapi/search/tooleval_test.go): the set's entries as
 # the tools of one MCP server per publisher, Recall@1/@10 of the server
 # holding each request's tool, with the tool index and without it.
 # EVAL_TOOLS=0 skips it.
@@ -174,7 +174,7 @@ if [[ "${EVAL_TOOLS:-1}" == "1" ]]; then
 	echo
 	echo "== tool-level requests (the tool index)"
 	AGENTFINDER_TOOL_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$(cd "$REL" && pwd)" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
-		"${GO:-go}" test -count=1 -run TestToolEval -v ./searchapi 2>&1 | grep -E '^tool eval' || true
+		"${GO:-go}" test -count=1 -run TestToolEval -v ./searchapi/search 2>&1 | grep -E '^tool eval' || true
 fi
 
 # 6. What the relevance stage (re-ranking and scoring, searchapi/score)

@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
 // BenchmarkSearchToolIndex measures what the tool index costs a search:
@@ -70,8 +71,8 @@ func toolBenchIndex(b *testing.B, prefix string, n int, withTools bool) benchIdx
 	b.Helper()
 	ms, name := meilitest.Index(b, prefix)
 	idx := ms.Client.Index(name)
-	settings := indexSettings()
-	settings.SearchableAttributes = normalize.SearchableAttributes
+	settings := searchtest.Settings()
+	settings.SearchableAttributes = normalize.SearchableFields()
 	task, err := idx.UpdateSettings(settings)
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package searchapi
+package search
 
 import (
 	"context"
@@ -26,13 +26,13 @@ import (
 // tool index) and without, and Recall@1/@10 of each is printed.
 //
 //	AGENTFINDER_TOOL_EVAL=1 AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
-//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestToolEval -v ./searchapi
+//	  bash .ci/with-meilisearch.sh go test -count=1 -run TestToolEval -v ./searchapi/search
 func TestToolEval(t *testing.T) {
 	if os.Getenv("AGENTFINDER_TOOL_EVAL") == "" {
 		t.Skip("set AGENTFINDER_TOOL_EVAL=1 (make eval does)")
 	}
-	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../fixtures/relevance")
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../.cache/model"))
+	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
+	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestToolEval(t *testing.T) {
 			}
 			n++
 			zero := 0
-			ans, err := srv.runSearch(context.Background(), &searchQuery{Text: q.Text, PageSize: 10, Mode: federation.ModeNone, MinScore: &zero}, nil)
+			ans, err := srv.Search(context.Background(), &Query{Text: q.Text, PageSize: 10, Mode: federation.ModeNone, MinScore: &zero}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,8 +113,8 @@ func toolName(display string) string {
 }
 
 // toolEvalServer indexes servers (with their tools or without) through
-// ingest and returns a Server over them.
-func toolEvalServer(t *testing.T, m *embed.Model, servers []normalize.CatalogResult, withTools bool) *Server {
+// ingest and returns an Engine over them.
+func toolEvalServer(t *testing.T, m *embed.Model, servers []normalize.CatalogResult, withTools bool) *Engine {
 	t.Helper()
 	ctx := context.Background()
 	ms := meilitest.Connect(t)
