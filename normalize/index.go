@@ -255,12 +255,14 @@ func SortableFields() []string {
 //     by the publisher; the strongest signal after the name.
 //   - representativeQueries and examples: phrasings users actually type, so
 //     they match queries well but are long and noisy, hence after the terms.
-//   - tool names, titles and descriptions: what the server's tools do, as
-//     its endpoint lists them (or its server card declares them); terse
-//     names, then prose, before the entry's own description.
 //   - description: long free prose, matches almost anything; weigh it low.
-//   - publisher and host.displayName last: "acme" should find acme's agents,
+//   - publisher and host.displayName: "acme" should find acme's agents,
 //     but a company name in a query is weaker than what the agent does.
+//   - tool names, titles and descriptions last: what the server's tools do,
+//     as its endpoint lists them (or its server card declares them). They
+//     come after every field of the entry itself so that adding them moved
+//     no other field's weight; a request the tools answer still matches
+//     them (the words rule comes before the attribute rule).
 var searchableFields = []string{
 	FieldDisplayName,
 	FieldIdentifier,
@@ -270,12 +272,12 @@ var searchableFields = []string{
 	FieldSkills,
 	"representativeQueries",
 	"examples",
-	FieldToolNames,
-	FieldToolTitles,
-	FieldToolDescriptions,
 	"description",
 	FieldPublisher,
 	"host.displayName",
+	FieldToolNames,
+	FieldToolTitles,
+	FieldToolDescriptions,
 }
 
 // SearchableFields returns the index's searchable attributes in ranking

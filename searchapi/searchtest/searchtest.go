@@ -18,14 +18,22 @@ import (
 
 // Settings are the index settings the search side's tests index with: the
 // filterable and sortable attributes ingest applies (normalize's), and
-// normalize.SearchableFields without identifier and host.displayName. The
-// fixture catalog's ranking assertions were written without those two: its
-// URNs all name weather.example or acme.com, so with identifier searchable
-// a request for "weather" matches every weather.example entry alike.
+// normalize.SearchableFields without identifier, host.displayName and the
+// tools' fields. The fixture catalog's ranking assertions were written
+// without those: its URNs all name weather.example or acme.com, so with
+// identifier searchable a request for "weather" matches every
+// weather.example entry alike; its records have no tools, and three more
+// searchable attributes move every keyword score a little (Meilisearch's
+// attribute rule counts them), enough to pass a preferred tag's boost over
+// a perfect match. Tests of the tool index index through ingest.
 func Settings() *meilisearch.Settings {
 	return &meilisearch.Settings{
 		SearchableAttributes: slices.DeleteFunc(normalize.SearchableFields(), func(f string) bool {
-			return f == normalize.FieldIdentifier || f == "host.displayName"
+			switch f {
+			case normalize.FieldIdentifier, "host.displayName", normalize.FieldToolNames, normalize.FieldToolTitles, normalize.FieldToolDescriptions:
+				return true
+			}
+			return false
 		}),
 		FilterableAttributes: normalize.FilterableFields(),
 		SortableAttributes:   normalize.SortableFields(),
