@@ -275,9 +275,13 @@ func startREADMEDemo(t *testing.T) *readmeRunner {
 		}
 		return true, ""
 	})
-	e.waitFor("the first probes: an endpoint up and one down", 180*time.Second, func() (bool, string) {
+	// The README's live-only examples need a signed record whose endpoint
+	// is up: a probe round (MCP conversations, tool lists) can end after
+	// the first up and down verdicts are in.
+	e.waitFor("the first probes: an endpoint up and one down, a signed one up", 180*time.Second, func() (bool, string) {
 		up, down := e.listTotal("health = up"), e.listTotal("health = down")
-		return up > 0 && down > 0, fmt.Sprintf("%d up, %d down", up, down)
+		signedUp := e.listTotal("trust.level = signed AND health = up")
+		return up > 0 && down > 0 && signedUp > 0, fmt.Sprintf("%d up, %d down, %d signed and up", up, down, signedUp)
 	})
 
 	// demo.env as make run writes it: the fixture web's own settings, then
