@@ -20,8 +20,8 @@ type ToolSource interface {
 
 // toolsUpdate is one tool list on its way to the writer goroutine.
 type toolsUpdate struct {
-	id      string
-	catalog string
+	identifier string
+	catalog    string
 	tools   *normalize.ToolSet
 	held    chan bool
 }
@@ -47,7 +47,7 @@ func (ix *Indexer) toolsFor(identifier, catalog string, declared *normalize.Tool
 // ingest holds no document for identifier from that catalog. It blocks
 // like Put while the queue is full.
 func (ix *Indexer) SetTools(ctx context.Context, identifier, catalog string, tools *normalize.ToolSet) (bool, error) {
-	u := &toolsUpdate{id: normalize.DocID(identifier), catalog: catalog, tools: tools, held: make(chan bool, 1)}
+	u := &toolsUpdate{identifier: identifier, catalog: catalog, tools: tools, held: make(chan bool, 1)}
 	if err := ix.send(ctx, item{tools: u}); err != nil {
 		return false, err
 	}
@@ -63,19 +63,20 @@ func (ix *Indexer) SetTools(ctx context.Context, identifier, catalog string, too
 // anyway, else onto the stored document, read back and rewritten whole
 // (with what b patches on it).
 func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool {
-	if m := ix.docs[u.id]; m == nil || m.catalog != u.catalog {
+	id, ok := ix.ownedKey(u.catalog, u.identifier)
+	if !ok {
 		return false
 	}
-	if d, ok := b.upserts[u.id]; ok {
+	if d, ok := b.upserts[id]; ok {
 		d.Tools = u.tools
 		return true
 	}
-	d, err := ix.readDocument(ctx, u.id)
+	d, err := ix.readDocument(ctx, id)
 	if err != nil {
-		ix.st.logger.Warn("tools not written: document not read back", "id", u.id, "err", err)
+		ix.st.logger.Warn("tools not written: document not read back", "id", id, "err", err)
 		return true // held: the next probe sends them again
 	}
-	if p := b.patches[u.id]; p != nil {
+	if p := b.patches[id]; p != nil {
 		// Fields b was about to patch (health, stale, lost claims) go onto
 		// the rewritten document instead.
 		raw, err := json.Marshal(p)
@@ -83,13 +84,13 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 			err = json.Unmarshal(raw, d)
 		}
 		if err != nil {
-			ix.st.logger.Warn("tools not written: patch not applied", "id", u.id, "err", err)
+			ix.st.logger.Warn("tools not written: patch not applied", "id", id, "err", err)
 			return true
 		}
 	}
 	d.Tools = u.tools
 	d.Vectors = nil
-	b.upsert(u.id, d, -1)
+	b.upsert(id, d, -1)
 	return true
 }
 
