@@ -22,8 +22,8 @@ type ToolSource interface {
 type toolsUpdate struct {
 	identifier string
 	catalog    string
-	tools   *normalize.ToolSet
-	held    chan bool
+	tools      *normalize.ToolSet
+	held       chan bool
 }
 
 // toolsFor returns the tools a document written for identifier from

@@ -290,6 +290,8 @@ func TestMCPOutputSchemas(t *testing.T) {
 		{"search", map[string]any{"text": "x", "pageSize": 1000}},
 		{"get_agent", map[string]any{"identifier": "urn:ai:nowhere.example:agent:none"}},
 		{"explore", map[string]any{"facets": []string{"type"}}},
+		{"find_tool", map[string]any{"text": "weather forecast"}},
+		{"find_tool", map[string]any{"text": " "}},
 	} {
 		res := callTool(t, cs, call.tool, call.args, nil)
 		sch := schemas[call.tool]
