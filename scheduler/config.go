@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentfinder/agentfinder/statefile"
+	"github.com/agentfinder/agentfinder/crawler/statefile"
 )
 
 // Clock gives the scheduler the time; tests inject a fake.

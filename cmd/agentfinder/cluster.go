@@ -16,12 +16,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfinder/agentfinder/crawler/statefile/kvstate"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/replica"
 	"github.com/agentfinder/agentfinder/ingest/writelog"
 	"github.com/agentfinder/agentfinder/scheduler/lease"
 	"github.com/agentfinder/agentfinder/scheduler/natsnode"
-	"github.com/agentfinder/agentfinder/statefile/kvstate"
 )
 
 // clusterOptions are serve's flags for running as one node of several.

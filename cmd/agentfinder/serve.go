@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/crawler/probe"
+	"github.com/agentfinder/agentfinder/crawler/statefile"
 	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/embed"
@@ -29,7 +30,6 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi"
 	"github.com/agentfinder/agentfinder/searchapi/authn"
 	"github.com/agentfinder/agentfinder/searchapi/indexnow"
-	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // runServe implements 'agentfinder serve': crawl on a schedule, index, and

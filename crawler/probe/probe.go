@@ -29,8 +29,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/agentfinder/agentfinder/crawler"
+	"github.com/agentfinder/agentfinder/crawler/statefile"
 	"github.com/agentfinder/agentfinder/normalize"
-	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // Sink receives each probe's verdict on the endpoints catalog lists for

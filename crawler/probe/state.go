@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentfinder/agentfinder/crawler/statefile"
 	"github.com/agentfinder/agentfinder/normalize"
-	"github.com/agentfinder/agentfinder/statefile"
 )
 
 // entry is the prober's state for one record as one catalog lists it: two

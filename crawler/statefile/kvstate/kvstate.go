@@ -24,7 +24,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/agentfinder/agentfinder/statefile"
+	"github.com/agentfinder/agentfinder/crawler/statefile"
 )
 
 // Bucket names.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfinder/agentfinder/crawler/statefile/kvstate"
 	"github.com/agentfinder/agentfinder/fixtures/logbuf"
 	"github.com/agentfinder/agentfinder/scheduler/natsnode"
-	"github.com/agentfinder/agentfinder/statefile/kvstate"
 )
 
 func jetStream(t *testing.T) jetstream.JetStream {
