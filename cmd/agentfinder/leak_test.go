@@ -200,6 +200,12 @@ var leakDoors = []struct {
 		a.asked = askedSpellings(orgChart)
 		return a
 	}},
+	{"GET /tools", func(c leakCaller) leakAnswer {
+		return c.do("GET", "/tools?q="+url.QueryEscape("payroll invoices"), nil, nil)
+	}},
+	{"MCP find_tool", func(c leakCaller) leakAnswer {
+		return c.mcpCall("find_tool", map[string]any{"text": "payroll invoices", "limit": 50})
+	}},
 	{"MCP explore", func(c leakCaller) leakAnswer {
 		return c.mcpCall("explore", map[string]any{"text": "payroll", "facets": []string{"publisher", "tags"}})
 	}},
