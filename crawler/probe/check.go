@@ -72,7 +72,7 @@ func check(ctx context.Context, v visitor, targets []Target, slow time.Duration,
 			if t.Kind == KindMCP {
 				r = checkMCP(ctx, v, t, tools)
 			} else {
-				r = checkSSE(ctx, v, t)
+				r = checkSSE(ctx, v, t, tools)
 			}
 			if r.outcome == OutcomeUp {
 				slowDown(&r, slow)

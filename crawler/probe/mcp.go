@@ -248,9 +248,23 @@ func notMCP(t Target, c *mcpConn, a answer) result {
 }
 
 // checkSSE checks a remote on the older HTTP+SSE transport: its event
-// stream must open (text/event-stream). The stream is left unread: the
-// transport answers requests on it, so tools are not listed over SSE.
-func checkSSE(ctx context.Context, v visitor, t Target) result {
+// stream must open (text/event-stream); the stream is left unread. On an
+// open endpoint, its tools are read when tools is set (listToolsSSE).
+func checkSSE(ctx context.Context, v visitor, t Target, tools *toolLimits) result {
+	r := sseStream(ctx, v, t)
+	if r.outcome != OutcomeUp || tools == nil || tools.sse == nil {
+		return r
+	}
+	if ts, err := listToolsSSE(ctx, tools.sse, t, tools); err == nil {
+		r.tools, r.toolsRead = ts, true
+	} else {
+		r.detail = joinDetail(r.detail, "tools/list: "+err.Error())
+	}
+	return r
+}
+
+// sseStream opens an SSE remote's event stream.
+func sseStream(ctx context.Context, v visitor, t Target) result {
 	h := http.Header{}
 	h.Set("Accept", "text/event-stream")
 	res, err := v.Visit(ctx, http.MethodGet, t.URL, h, nil)

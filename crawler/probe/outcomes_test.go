@@ -113,9 +113,13 @@ func TestOutcomesAndTools(t *testing.T) {
 		if got := toolNames(l.record(toolsID("discover")).Tools); !slices.Equal(got, []string{"geocode_address"}) {
 			t.Errorf("stateless server's tools %v, want geocode_address", got)
 		}
-		for _, c := range []string{"gated", "html", "jsonapi", "template", "sse"} {
+		sse := l.record(toolsID("sse")).Tools
+		if got := toolNames(sse); !slices.Equal(got, []string{"delete_upload", "docx_to_text", "pdf_to_markdown"}) || sse.Source != normalize.ToolsListed {
+			t.Errorf("the SSE server's tools %v (source %q), want the SDK server's, listed over SSE", got, sse.Source)
+		}
+		for _, c := range []string{"gated", "html", "jsonapi", "template"} {
 			if ts := l.record(toolsID(c)).Tools; ts != nil {
-				t.Errorf("%s has tools %v: only open streamable-HTTP endpoints are listed", c, toolNames(ts))
+				t.Errorf("%s has tools %v: only open MCP endpoints are listed", c, toolNames(ts))
 			}
 		}
 	})

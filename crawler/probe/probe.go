@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -157,6 +158,7 @@ func (c *Config) defaults() {
 type Prober struct {
 	cfg     Config
 	cr      *crawler.Crawler
+	sse     *http.Client // the crawler's, for SSE conversations
 	sink    Sink
 	log     *slog.Logger
 	metrics *metrics
@@ -172,6 +174,9 @@ type Prober struct {
 func New(cfg Config, cr *crawler.Crawler, sink Sink) (*Prober, error) {
 	cfg.defaults()
 	p := &Prober{cfg: cfg, cr: cr, sink: sink, log: cfg.Logger.With("component", "probe"), recs: map[string]*entry{}}
+	if cr != nil {
+		p.sse = cr.HTTPClient()
+	}
 	if doc := cfg.stateDoc(); doc != nil {
 		recs, err := loadState(doc, p.log)
 		if err != nil {
@@ -368,7 +373,7 @@ func (p *Prober) toolLimits(e entry) *toolLimits {
 	if p.cfg.NoTools || (!e.ToolsReadAt.IsZero() && p.cfg.Now().Sub(e.ToolsReadAt) < p.cfg.ToolsInterval) {
 		return nil
 	}
-	return &toolLimits{maxTools: p.cfg.MaxTools, maxBytes: p.cfg.MaxToolBytes, maxPages: p.cfg.MaxToolPages,
+	return &toolLimits{maxTools: p.cfg.MaxTools, maxBytes: p.cfg.MaxToolBytes, maxPages: p.cfg.MaxToolPages, sse: p.sse,
 		now: func() normalize.ToolSet {
 			return normalize.ToolSet{Source: normalize.ToolsListed, ReadAt: p.cfg.Now().UTC()}
 		}}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/agentfinder/agentfinder/crawler"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -16,6 +17,9 @@ type toolLimits struct {
 	maxBytes int64
 	maxPages int
 	now      func() normalize.ToolSet // an empty set stamped with the time
+	// sse, when set, lists the tools of SSE remotes (listToolsSSE): the
+	// crawler's HTTP client.
+	sse *http.Client
 }
 
 // toolsPage is one tools/list result.
