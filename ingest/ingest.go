@@ -224,6 +224,7 @@ type Indexer struct {
 	seeds     map[string]time.Time        // seed -> start of its latest crawl that read a catalog
 	pending   map[string]time.Time        // seed -> start of a crawl that has read none yet
 	unstamped map[string]claimKey         // id -> documents loaded without health (until setup stamps them)
+	unaliased map[string][]string         // id -> alias keys of documents loaded without them (until setup stamps them)
 	healths   map[string]normalize.Health // id -> the stored health, kept only without Config.Health
 
 	statsMu sync.Mutex
@@ -279,6 +280,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		seeds:     make(map[string]time.Time),
 		pending:   make(map[string]time.Time),
 		unstamped: make(map[string]claimKey),
+		unaliased: make(map[string][]string),
 		healths:   make(map[string]normalize.Health),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
@@ -317,6 +319,9 @@ func (ix *Indexer) setup(ctx context.Context) error {
 		ix.st.logger.Info("index settings applied", "index", ix.index)
 	}
 	if err := ix.stampUnstamped(ctx); err != nil {
+		return err
+	}
+	if err := ix.stampAliases(ctx); err != nil {
 		return err
 	}
 	if reembed {

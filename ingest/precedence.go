@@ -272,7 +272,7 @@ func (ix *Indexer) settle(b *batch, ri int, ar *ApplyResult, id string, in claim
 		}
 		ix.own(id, m)
 	}
-	doc.LostClaims = ix.docs[id].lost.stored(in)
+	setLost(doc, ix.docs[id].lost.stored(in))
 	b.upsert(id, doc, ri)
 	ar.Upserted++
 	return id

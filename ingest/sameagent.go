@@ -1,6 +1,9 @@
 package ingest
 
 import (
+	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -124,4 +127,176 @@ func (ix *Indexer) unindexKeys(id string, m *docMeta) {
 		}
 	}
 	m.keyset = m.keyset[:0]
+}
+
+// stampAliases gives the documents loaded without their alias keys (indexed
+// before lookups by a merged-away identifier existed) the keys their lost
+// claims call for.
+func (ix *Indexer) stampAliases(ctx context.Context) error {
+	ids := slices.Sorted(maps.Keys(ix.unaliased))
+	for start := 0; start < len(ids); start += chunkDocs {
+		part := ids[start:min(start+chunkDocs, len(ids))]
+		patch := make([]map[string]any, len(part))
+		for i, id := range part {
+			keys := ix.unaliased[id]
+			if keys == nil {
+				keys = []string{} // a patch with null would store null
+			}
+			patch[i] = map[string]any{normalize.FieldID: id, normalize.FieldAliasKeys: keys}
+		}
+		if err := ix.st.write(ctx, "stamp alias keys on documents", ix.st.patchTask(ix.index, patch).send); err != nil {
+			return err
+		}
+	}
+	if len(ids) > 0 {
+		ix.st.logger.Info("alias keys stamped on documents indexed without them", "documents", len(ids))
+	}
+	ix.unaliased = nil
+	return nil
+}
+
+// A claim can bridge two agents that may not be one (a registry copy
+// sharing an endpoint with one publisher's entry and a repository with
+// another's): it belongs with the agent it matches more strongly. When it
+// was merged first into the weaker match (its stronger one was not indexed
+// yet), rebridge moves it when the stronger one arrives, so the index is
+// the same whichever order the sources were crawled in.
+
+// noLink is linkTier's answer for two claims that share nothing.
+const noLink = 3
+
+// linkTier is how strongly two claims are one agent: -1 for the same
+// identifier, else the strongest tier (normalize.MatchTier) of a match key
+// they share, else noLink.
+func linkTier(a, b claim) int {
+	if normalize.SameIdentifier(a.identifier, b.identifier) {
+		return -1
+	}
+	best := noLink
+	bk := keysOf(b)
+	for _, k := range keysOf(a) {
+		if t := normalize.MatchTier(k); t < best && slices.Contains(bk, k) {
+			best = t
+		}
+	}
+	return best
+}
+
+// compatible reports whether claim c may be one agent with in: the same
+// identifier, or another catalog of another kind (bare cards excepted).
+func compatible(c, in claim) bool {
+	if normalize.SameIdentifier(c.identifier, in.identifier) {
+		return true
+	}
+	if c.catalog == in.catalog {
+		return false
+	}
+	return c.kind != in.kind || in.kind == normalize.SourceCard
+}
+
+// rebridge moves to in's agent (document own) a lost claim of another
+// agent that in matches more strongly than that claim is bound to its
+// agent, when in would hold the agent they make, and returns whether it
+// moved one. The claim leaves its old document (its lost claims are
+// rewritten) and becomes a lost claim of in's; when in has no document yet,
+// the claim stands in memory as its holder, so settle's takeover writes
+// in's document with it.
+func (ix *Indexer) rebridge(b *batch, own string, in claim) bool {
+	target := ix.docs[own]
+	if target != nil && target.catalog != in.catalog {
+		return false // another catalog holds own: settle decides between them
+	}
+	g, x, ok := ix.bridged(own, in, target)
+	if !ok {
+		return false
+	}
+	gm := ix.docs[g]
+	gm.lost = gm.lost.without(x.catalog)
+	delete(ix.source(x.catalog).lost, g)
+	ix.indexKeys(g, gm)
+	b.showLost(g, gm)
+	x.vis = gm.vis
+	if target == nil {
+		ix.own(own, &docMeta{claim: x})
+		return true
+	}
+	target.lost = target.lost.with(x)
+	ix.own(own, target)
+	b.showLost(own, target)
+	return true
+}
+
+// bridged finds the document g and its lost claim x that in should take:
+// in may not join g's agent, x shares a match key with in of a stronger
+// tier than any link x has to g's other claims, g's other claims stay one
+// agent without x, x may be one with in and with target's claims, and in
+// outranks x.
+func (ix *Indexer) bridged(own string, in claim, target *docMeta) (string, claim, bool) {
+	keys := keysOf(in)
+	for tier := 0; tier <= 2; tier++ {
+		for _, k := range keys {
+			g, found := ix.keys[k]
+			if !found || g == own || normalize.MatchTier(k) != tier {
+				continue
+			}
+			gm := ix.docs[g]
+			if gm == nil || gm.vis != in.vis || ix.mergeable(g, in) {
+				continue // in joins no other agent here, or may join this one whole
+			}
+			for _, x := range gm.lost {
+				if linkTier(in, x) == tier && ix.movable(gm, x, in, target) {
+					return g, x, true
+				}
+			}
+		}
+	}
+	return "", claim{}, false
+}
+
+// movable reports whether x, a lost claim of gm matched by in, should move
+// to in's agent (whose document is target, or none yet).
+func (ix *Indexer) movable(gm *docMeta, x, in claim, target *docMeta) bool {
+	if !compatible(x, in) {
+		return false
+	}
+	if target != nil {
+		for _, c := range target.lost {
+			if !compatible(c, x) {
+				return false
+			}
+		}
+	}
+	rest := append(lostClaims{gm.claim}, gm.lost.without(x.catalog)...)
+	bond := noLink
+	for _, c := range rest {
+		bond = min(bond, linkTier(x, c))
+	}
+	if linkTier(in, x) >= bond || !connected(rest) {
+		return false
+	}
+	a, b := in, x
+	a.unconfirmed, b.unconfirmed = !ix.confirmed(a.catalog), !ix.confirmed(b.catalog)
+	wins, _ := outranks(a, b)
+	return wins
+}
+
+// connected reports whether claims, the first being a document's holder,
+// are all linked to it through one another.
+func connected(claims lostClaims) bool {
+	reached := map[int]bool{0: true}
+	for grew := true; grew; {
+		grew = false
+		for i, c := range claims {
+			if reached[i] {
+				continue
+			}
+			for j := range reached {
+				if linkTier(c, claims[j]) < noLink {
+					reached[i], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	return len(reached) == len(claims)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -114,6 +115,14 @@ func TestOneAgentOneRecord(t *testing.T) {
 			weather.LostClaims[0].Kind != normalize.SourceRegistry {
 			t.Errorf("order %v: weather %+v", order, weather)
 		}
+		// The merged-away identifiers are the document's alias keys (the
+		// patch of a losing claim and the takeover's write alike).
+		if got, want := help.AliasKeys, sortedKeys(pubCard, pubOldCard); !slices.Equal(got, want) {
+			t.Errorf("order %v: helpdesk alias keys %v, want %v", order, got, want)
+		}
+		if got, want := weather.AliasKeys, sortedKeys("test.pub/weather"); !slices.Equal(got, want) {
+			t.Errorf("order %v: weather alias keys %v, want %v", order, got, want)
+		}
 		for _, gone := range []string{pubCard, pubOldCard, "test.pub/weather"} {
 			if e.doc(gone) != nil {
 				t.Errorf("order %v: %s has a document of its own: a duplicate", order, gone)
@@ -162,6 +171,16 @@ func TestWithdrawnCatalogEntryFallsToItsCard(t *testing.T) {
 	}
 }
 
+// sortedKeys are the DocIDs of identifiers, sorted.
+func sortedKeys(identifiers ...string) []string {
+	var out []string
+	for _, id := range identifiers {
+		out = append(out, normalize.DocID(id))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // claimsOf lists a document's lost claims as "catalog (reason)".
 func claimsOf(d *normalize.Document) string {
 	var out []string
@@ -169,4 +188,36 @@ func claimsOf(d *normalize.Document) string {
 		out = append(out, fmt.Sprintf("%s (%s)", c.Catalog, c.Reason))
 	}
 	return strings.Join(out, "; ")
+}
+
+// TestAliasKeysStampedAtStart: a merged document indexed before alias keys
+// existed (its aliasKeys field absent) gets them when ingest starts on the
+// index, so a lookup by the merged-away identifier finds it without a
+// recrawl.
+func TestAliasKeysStampedAtStart(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.sync(sameAgentSources(t)...)
+	id := normalize.DocID("urn:ai:pub.test:mcp:weather")
+	var raw map[string]any
+	if err := e.client.Index(e.index).GetDocumentWithContext(t.Context(), id, nil, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, normalize.FieldAliasKeys)
+	task, err := e.client.Index(e.index).AddDocumentsWithContext(t.Context(), []map[string]any{raw}, nil) // replaces the document whole
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.doc("urn:ai:pub.test:mcp:weather"); d == nil || len(d.AliasKeys) != 0 {
+		t.Fatalf("the document still has alias keys, so the test proves nothing: %+v", d)
+	}
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.open(Config{})
+	if got, want := e.doc("urn:ai:pub.test:mcp:weather").AliasKeys, sortedKeys("test.pub/weather"); !slices.Equal(got, want) {
+		t.Errorf("alias keys after the restart %v, want %v", got, want)
+	}
 }

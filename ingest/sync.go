@@ -24,7 +24,7 @@ type docMeta struct {
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
-	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys}
+	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -41,6 +41,7 @@ type metaDoc struct {
 	Health            *normalize.Health `json:"health"`
 	SourceKind        string            `json:"sourceKind"`
 	MatchKeys         []string          `json:"matchKeys"`
+	AliasKeys         []string          `json:"aliasKeys"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -119,6 +120,9 @@ func (ix *Indexer) load(ctx context.Context) error {
 		ix.setMeta(m)
 		if m.Health == nil {
 			ix.unstamped[m.ID] = claimKey{identifier: m.Identifier, catalog: m.SourceCatalog}
+		}
+		if want := normalize.AliasKeys(m.Identifier, m.LostClaims); !slices.Equal(want, m.AliasKeys) {
+			ix.unaliased[m.ID] = want
 		}
 		return nil
 	})
@@ -243,17 +247,30 @@ func (b *batch) flag(id string, stale bool) {
 	b.patch(id, normalize.FieldStale, stale)
 }
 
-// showLost brings the stored lostClaims of document id up to date with m.
+// showLost brings the stored lostClaims of document id, and the alias
+// keys they give it, up to date with m.
 func (b *batch) showLost(id string, m *docMeta) {
 	v := m.lost.stored(m.claim)
 	if d, ok := b.upserts[id]; ok {
-		d.LostClaims = v
+		setLost(d, v)
 		return
 	}
+	aliases := normalize.AliasKeys(m.identifier, v)
 	if v == nil {
 		v = []normalize.Claim{} // a patch with null would store null
 	}
+	if aliases == nil {
+		aliases = []string{}
+	}
 	b.patch(id, normalize.FieldLostClaims, v)
+	b.patch(id, normalize.FieldAliasKeys, aliases)
+}
+
+// setLost sets a whole document's lost claims and the alias keys they give
+// it: a lookup by a merged-away identifier finds the document through them.
+func setLost(d *normalize.Document, lost []normalize.Claim) {
+	d.LostClaims = lost
+	d.AliasKeys = normalize.AliasKeys(d.Identifier, lost)
 }
 
 // patch sets one field of an indexed document that this batch neither
@@ -394,6 +411,9 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 			signed: signed(rec.Trust), verified: rec.PublisherVerified, updatedTs: doc.UpdatedAtTs, seq: rec.Seq,
 			kind: doc.SourceKind, keys: joinKeys(doc.MatchKeys), vis: visKey(rec.Visibility)}
 		id := ix.resolve(own, in)
+		if id == own {
+			ix.rebridge(b, own, in) // in stays its own agent: it may take a claim it matches best
+		}
 		doc.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
 		doc.Tools = ix.toolsFor(rec.Identifier, res.Catalog, rec.Tools)
 		seen[ix.settle(b, ri, ar, id, in, &doc)] = struct{}{}

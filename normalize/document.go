@@ -41,6 +41,10 @@ type Document struct {
 	// lost to this one under ingest's precedence rules, sorted by catalog, so
 	// a conflict stays visible on the record. Ingest keeps it current.
 	LostClaims []Claim `json:"lostClaims,omitempty"`
+	// AliasKeys are AliasKeys(Identifier, LostClaims): the DocIDs of the
+	// other identifiers this agent was reached by and merged under, so a
+	// lookup by one of them finds this document.
+	AliasKeys []string `json:"aliasKeys,omitempty"`
 	// SourceKind is SourceKind(Record): what kind of source the record
 	// came from (catalog, card, registry), for precedence.
 	SourceKind string `json:"sourceKind,omitempty"`
@@ -69,6 +73,22 @@ type Claim struct {
 	// identifier, found to be the same agent by one of them.
 	Kind string   `json:"kind,omitempty"`
 	Keys []string `json:"keys,omitempty"`
+}
+
+// AliasKeys returns the DocIDs of the identifiers of lost that are not
+// identifier (claims of the same agent reached under another identifier
+// and merged into its document), sorted, without repeats; nil when there
+// are none.
+func AliasKeys(identifier string, lost []Claim) []string {
+	own := DocID(identifier)
+	var out []string
+	for _, c := range lost {
+		if k := DocID(c.Identifier); k != own {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // NewDocument builds the index document for rec, indexed at now.

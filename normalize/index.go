@@ -39,6 +39,7 @@ const (
 	FieldLostClaims        = "lostClaims"
 	FieldSourceKind        = "sourceKind"
 	FieldMatchKeys         = "matchKeys"
+	FieldAliasKeys         = "aliasKeys"
 	FieldVisibility        = "visibility"
 	// FieldTrustLevel and FieldHealthStatus are nested fields of the
 	// record's trust and health (Meilisearch filters them by dotted path).
@@ -228,7 +229,7 @@ var SortFields = map[string]string{
 // AccessFields are filterable index fields that only the server filters
 // on (the caller's access, and the keys of a lookup under it), never
 // clients: they are not in FilterFields.
-var AccessFields = []string{FieldID, FieldIdentifierKey, FieldVisibility}
+var AccessFields = []string{FieldID, FieldIdentifierKey, FieldAliasKeys, FieldVisibility}
 
 // FilterableFields returns the index fields of FilterFields, FacetFields
 // and AccessFields, sorted, without repeats.

@@ -38,6 +38,10 @@ const (
 	payrollTools     = "urn:ai:e2e-hr.test:mcp:payroll-tools"
 	payrollToolsName = "test.e2e-hr/mcp-payroll-tools"
 	invoicer         = "urn:ai:e2e-shop.test:agent:quokka-invoicer"
+	// orgChartCard is hr's bare A2A card, the org chart's: crawled beside
+	// the catalog, it is merged into the org chart's record, and its URL,
+	// the card's own identifier, is an alias of that hidden record.
+	orgChartCard = "https://" + hrHost + fixtures.PathAgentCard
 )
 
 // hiddenTrace matches anything that only the hidden catalog holds: its
@@ -56,9 +60,13 @@ func leakCatalogs(web *fixtures.Web) {
 		b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": entries})
 		return b
 	}
+	org := entry(orgChart, "Zebrafinch Org Chart", "Zebrafinch reporting lines; payroll invoices.")
+	org["url"] = orgChartCard
+	web.SetFile(hrHost, fixtures.PathAgentCard, []byte(`{"name":"Zebrafinch Org Chart","description":"Zebrafinch reporting lines.",
+		"version":"1.0","url":"https://e2e-hr.test/a2a/org-chart","skills":[{"id":"chart","name":"Org chart","tags":["payroll"]}]}`))
 	web.SetFile(hrHost, wellKnown, cat(
 		entry(salaryBands, "Zebrafinch Salary Bands", "Zebrafinch pay ranges for every grade; payroll invoices."),
-		entry(orgChart, "Zebrafinch Org Chart", "Zebrafinch reporting lines; payroll invoices."),
+		org,
 		// hr's own copy of a public identifier: it loses to the
 		// publisher's record, and must not show among its lost claims.
 		entry(invoicer, "Zebrafinch Invoicer Copy", "Zebrafinch copy of the shop's invoicer; payroll invoices."),
@@ -179,6 +187,16 @@ var leakDoors = []struct {
 		}
 		return leakAnswer{status: 200, body: strings.Join(all, "\n"), asked: askedSpellings(orgChart)}
 	}},
+	{"GET /agents/{alias} hidden", func(c leakCaller) leakAnswer {
+		a := c.do("GET", "/agents/"+url.PathEscape(orgChartCard), nil, nil)
+		a.asked = []string{orgChartCard}
+		return a
+	}},
+	{"MCP get_agent alias", func(c leakCaller) leakAnswer {
+		a := c.mcpCall("get_agent", map[string]any{"identifier": orgChartCard})
+		a.asked = []string{orgChartCard}
+		return a
+	}},
 	{"GET /agents/{id} claimed", func(c leakCaller) leakAnswer {
 		var all []string
 		for _, id := range []string{salaryBands, noSuchRecord, invoicer} {
@@ -276,8 +294,19 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 		return n == 9, fmt.Sprintf("hr sees %d records", n)
 	})
 
+	// hr's bare card is one agent with the org chart: its URL finds the
+	// org chart's record for hr, under the record's own identifier.
+	e.waitFor("hr's card merged into the org chart", 60*time.Second, func() (bool, string) {
+		a := hr.do("GET", "/agents/"+url.PathEscape(orgChartCard), nil, nil)
+		var rec struct {
+			Identifier string `json:"identifier"`
+		}
+		_ = json.Unmarshal([]byte(a.body), &rec)
+		return a.status == http.StatusOK && rec.Identifier == orgChart, fmt.Sprintf("%d %.300s", a.status, a.body)
+	})
+
 	// The traces are there for the group.
-	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "MCP get_agent", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name"} {
+	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "GET /agents/{alias} hidden", "MCP get_agent", "MCP get_agent alias", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name"} {
 		for _, d := range leakDoors {
 			if d.name == door && !hiddenTrace.MatchString(d.ask(hr).body) {
 				t.Errorf("%s as hr: no hidden record found, so the walk below proves nothing", door)
@@ -311,6 +340,12 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 		hiddenName, noName := c.do("GET", "/v0.1/servers/"+url.PathEscape(payrollToolsName)+"/versions", nil, nil), c.do("GET", "/v0.1/servers/"+url.PathEscape("test.e2e-hr/mcp-never-was")+"/versions", nil, nil)
 		if hiddenName.status != noName.status || errorShape(strings.ReplaceAll(hiddenName.body, "payroll-tools", "X")) != errorShape(strings.ReplaceAll(noName.body, "never-was", "X")) {
 			t.Errorf("%s: registry API hidden name %d %s, unknown name %d %s: must be alike", who, hiddenName.status, hiddenName.body, noName.status, noName.body)
+		}
+		// A hidden record's alias answers as a missing identifier.
+		const neverCard = "https://e2e-nowhere.test" + fixtures.PathAgentCard
+		alias, none := c.do("GET", "/agents/"+url.PathEscape(orgChartCard), nil, nil), c.do("GET", "/agents/"+url.PathEscape(neverCard), nil, nil)
+		if alias.status != none.status || errorShape(strings.ReplaceAll(alias.body, orgChartCard, "ID")) != errorShape(strings.ReplaceAll(none.body, neverCard, "ID")) {
+			t.Errorf("%s: hidden alias %d %s, missing %d %s: must be alike", who, alias.status, alias.body, none.status, none.body)
 		}
 		// A hidden identifier nobody else claims answers as a missing one.
 		const neverWas = "urn:ai:e2e-hr.test:people:never-was"

@@ -2,10 +2,13 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // TestOneAgentAcrossCatalogCardAndRegistry crawls the publisher that lists
@@ -13,11 +16,19 @@ import (
 // registry that lists a copy of its MCP server, into a real index: each
 // agent is one document, the publisher's catalog's, whose lostClaims name
 // the card and the registry copy; the card and the registry's name have no
-// document of their own, and a search finds each agent once.
+// document of their own, and a search finds each agent once. GET
+// /agents/{identifier} of the card or the registry's name (an alias)
+// answers with the catalog's record, under the catalog's identifier.
 func TestOneAgentAcrossCatalogCardAndRegistry(t *testing.T) {
 	st := newStack(t, "sameagent", stackOptions{})
 	st.crawl(t, []string{fixtures.HostCards, "registry https://" + fixtures.HostCardsRegistry})
 	docs := readDocs(t, st.s.Client, st.index)
+	srv, err := searchapi.New(searchapi.Config{Index: st.index, Meili: st.s.Client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
 
 	catalog := "https://" + fixtures.HostCards + fixtures.PathWellKnown
 	card := "https://" + fixtures.HostCards + fixtures.PathAgentCard
@@ -41,10 +52,19 @@ func TestOneAgentAcrossCatalogCardAndRegistry(t *testing.T) {
 		if _, dup := docs[normalize.DocID(c.lostIdentifier)]; dup {
 			t.Errorf("%s has a document of its own beside %s", c.lostIdentifier, c.id)
 		}
+		if got, status := getAgent(t, hs.URL, c.lostIdentifier); status != http.StatusOK || got != c.id {
+			t.Errorf("GET /agents/%s (merged into %s): %d, identifier %q; want 200 and %q", c.lostIdentifier, c.id, status, got, c.id)
+		}
 	}
 	// The registry's other server matches nothing here: a record of its own.
 	if _, ok := docs[normalize.DocID(fixtures.CardsRegistryOther)]; !ok {
 		t.Errorf("%s: no document", fixtures.CardsRegistryOther)
+	}
+	if got, status := getAgent(t, hs.URL, fixtures.CardsRegistryOther); status != http.StatusOK || got != fixtures.CardsRegistryOther {
+		t.Errorf("GET /agents/%s: %d, identifier %q; want its own record", fixtures.CardsRegistryOther, status, got)
+	}
+	if _, status := getAgent(t, hs.URL, "https://"+fixtures.HostCards+"/.well-known/no-such-card.json"); status != http.StatusNotFound {
+		t.Errorf("GET /agents/ of an identifier nobody wrote: %d, want 404", status)
 	}
 	// cards.test lists three agents and the registry two servers, one of
 	// them the catalog's: four agents in all.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/meilisearch/meilisearch-go"
 
@@ -15,7 +16,7 @@ import (
 var internalFields = []string{
 	normalize.FieldID, normalize.FieldIdentifierKey, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
 	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
-	"_rankingScoreDetails", normalize.FieldMatchKeys,
+	"_rankingScoreDetails", normalize.FieldMatchKeys, normalize.FieldAliasKeys,
 }
 
 // Agent returns the stored record of identifier as a caller in the groups
@@ -26,21 +27,33 @@ var internalFields = []string{
 // catalogs' claims on the identifier that lost to it under "lostClaims";
 // "source" is this registry. A missing record, or one hidden from the
 // caller, is a KindNotFound error. Every door's get-by-id calls this.
+//
+// An identifier that names a copy of an agent merged into another record
+// (the same agent reached two ways; see ingest/sameagent.go) is an alias
+// of that record: when no record of its own is held, the lookup answers
+// with the surviving record, whose "identifier" is its canonical one. The
+// alias is read under the same access filter, so it finds only a record
+// the caller may see.
 func (s *Engine) Agent(ctx context.Context, identifier string, access []string) (map[string]json.RawMessage, error) {
 	// One filtered read, whether the record is missing or hidden from the
 	// caller: the same answer and the same work for both. The identifier's
 	// public record is keyed by its DocID; records only some groups may
-	// see carry it as identifierKey (normalize.RecordKey).
+	// see carry it as identifierKey (normalize.RecordKey); a record it was
+	// merged into carries it among its aliasKeys.
 	key := normalize.DocID(identifier)
 	var docs meilisearch.DocumentsResult
 	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
-		Filter: filter.And(filter.Or(filter.Eq(normalize.FieldID, key), filter.Eq(normalize.FieldIdentifierKey, key)), filter.Access(access)).Filter(),
-		Limit:  maxVariants,
+		Filter: filter.And(filter.Or(filter.Eq(normalize.FieldID, key), filter.Eq(normalize.FieldIdentifierKey, key),
+			filter.Eq(normalize.FieldAliasKeys, key)), filter.Access(access)).Filter(),
+		Limit: maxVariants,
 	}, &docs)
 	if err != nil {
 		return nil, err
 	}
 	doc := pickRecord(docs.Results, identifier)
+	if doc == nil {
+		doc = pickAlias(docs.Results, key)
+	}
 	if doc == nil {
 		return nil, agentNotFound(identifier) // none, or a key collision or a malformed document: never show another record
 	}
@@ -91,6 +104,29 @@ func pickRecord(results meilisearch.Hits, identifier string) map[string]json.Raw
 		}
 		if rank > bestRank {
 			best, bestRank = d, rank
+		}
+	}
+	return best
+}
+
+// pickAlias is the record a lookup by key answers with when no record is
+// of that identifier: the one whose aliasKeys hold it (a merged-away
+// identifier of the same agent), the publisher-verified one first; nil
+// when none holds it.
+func pickAlias(results meilisearch.Hits, key string) map[string]json.RawMessage {
+	var best map[string]json.RawMessage
+	bestVerified := false
+	for _, d := range results {
+		var (
+			aliases  []string
+			verified bool
+		)
+		if json.Unmarshal(d[normalize.FieldAliasKeys], &aliases) != nil || !slices.Contains(aliases, key) {
+			continue
+		}
+		_ = json.Unmarshal(d[normalize.FieldPublisherVerified], &verified)
+		if best == nil || verified && !bestVerified {
+			best, bestVerified = d, verified
 		}
 	}
 	return best
