@@ -247,6 +247,7 @@ func TestREADMECommands(t *testing.T) {
 		}
 	}
 	r.pageFilters()
+	r.flightAnswer()
 	if r.searches == 0 || r.lastToken == "" || ran < 30 || r.mcpConfigs == 0 {
 		t.Errorf("ran %d README commands, %d searches, %d MCP configurations, last page token %q: the README lost its examples?", ran, r.searches, r.mcpConfigs, r.lastToken)
 	}
@@ -547,6 +548,46 @@ func (r *readmeRunner) checkSearch(c readmeCommand, raw []byte) {
 	}
 	if r.searches == 1 && (len(ans.Results) == 0 || ans.Results[0].Identifier != "urn:ai:acme.test:travel:concierge") {
 		r.t.Errorf("README line %d: the flight booking example finds %v, want the travel concierge first", c.line, ans.Results)
+	}
+}
+
+// flightAnswer holds "book a flight" on the demo to what README says of
+// when results stop: the travel concierge first and, after it, only
+// results about travel, while minScore 0 still returns the rest of the
+// ranking behind them.
+func (r *readmeRunner) flightAnswer() {
+	type answer struct {
+		Results []struct {
+			Identifier  string `json:"identifier"`
+			DisplayName string `json:"displayName"`
+			Description string `json:"description"`
+			Score       int    `json:"score"`
+		} `json:"results"`
+	}
+	search := func(minScore *int) answer {
+		req := map[string]any{"query": map[string]any{"text": "book a flight"}, "federation": "none", "pageSize": 20}
+		if minScore != nil {
+			req["minScore"] = *minScore
+		}
+		var ans answer
+		if code := r.e.do(http.MethodPost, "/search", req, &ans); code != http.StatusOK {
+			r.t.Fatalf("POST /search book a flight: %d", code)
+		}
+		return ans
+	}
+	def, all := search(nil), search(new(int))
+	if len(def.Results) == 0 || def.Results[0].Identifier != "urn:ai:acme.test:travel:concierge" {
+		r.t.Errorf("book a flight answers %+v, want the travel concierge first", def.Results)
+		return
+	}
+	travel := regexp.MustCompile(`(?i)\b(flights?|travel|trips?|airlines?|airports?|hotels?|itinerar(y|ies))\b`)
+	for _, res := range def.Results {
+		if !travel.MatchString(res.DisplayName + " " + res.Description) {
+			r.t.Errorf("book a flight answers %s (%q, score %d): nothing about travel", res.Identifier, res.DisplayName, res.Score)
+		}
+	}
+	if len(all.Results) <= len(def.Results) {
+		r.t.Errorf("book a flight: %d results with minScore 0, %d by default; want the rest of the ranking behind them", len(all.Results), len(def.Results))
 	}
 }
 

@@ -46,21 +46,32 @@ type Model struct {
 	// with the ranker's utility: score = first · exp(-Decay·(uFirst - u)).
 	Decay float64
 	// Within is the per-result rule on top of MinScore: a result is shown
-	// only when its score is at least Within times the best score of its
-	// request (Keep), so a strong first answer no longer brings the index
-	// behind it. Chosen on make eval's runs (docs/MEASUREMENTS.md).
+	// only when its score reaches a share of the best score of its answer
+	// (Keep). The share is Within at a best of 0 and rises in a straight
+	// line to all of it at a best of 100: the surer the first answer, the
+	// nearer to it the others must be, so a strong first answer no longer
+	// brings the index behind it, while a doubtful one keeps the runners-up
+	// the right answer is often among. Chosen on make eval's runs
+	// (docs/MEASUREMENTS.md).
 	Within float64
 }
 
 // Keep reports whether a result scoring pct (0..100) is shown in an answer
 // whose best result scores best, under the cut-off cut: it must reach cut
-// and, unless cut is 0 (minScore 0 shows every result), Within of best.
-// Every door filters its results through this one rule.
+// and, unless cut is 0 (minScore 0 shows every result), Share(best) of
+// best. Every door filters its results through this one rule.
 func (m *Model) Keep(pct, best, cut int) bool {
 	if pct < cut {
 		return false
 	}
-	return cut <= 0 || float64(pct) >= m.Within*float64(best)
+	return cut <= 0 || float64(pct) >= m.Share(best)*float64(best)
+}
+
+// Share is the share of the best score (0..100) a result needs to be
+// shown (Keep): Within at a best of 0, rising linearly to 1 at 100.
+func (m *Model) Share(best int) float64 {
+	b := math.Max(0, math.Min(1, float64(best)/100))
+	return m.Within + (1-m.Within)*b
 }
 
 // Default is the model POST /search and every binding use. TestFit fitted
@@ -112,7 +123,7 @@ var Default = Model{
 	},
 	Decay:    2,
 	MinScore: 15,
-	Within:   0.9,
+	Within:   0.3,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -157,7 +168,7 @@ var KeywordOnly = Model{
 	},
 	Decay:    2,
 	MinScore: 5,
-	Within:   0.9,
+	Within:   0.3,
 }
 
 // Ranking is the outcome of Rank.

@@ -162,24 +162,37 @@ func TestUnknownHinge(t *testing.T) {
 	}
 }
 
-// TestKeep: a result is shown when it reaches the cut-off and Within of
-// the best score; minScore 0 shows everything.
+// TestKeep: a result is shown when it reaches the cut-off and the share
+// of the best score the best calls for (Within at 0, all of it at 100);
+// minScore 0 shows everything.
 func TestKeep(t *testing.T) {
-	m := Model{Within: 0.8}
+	m := Model{Within: 0.3}
 	cases := []struct {
 		pct, best, cut int
 		want           bool
 	}{
 		{90, 90, 15, true},  // the best
-		{72, 90, 15, true},  // 0.8 of the best
-		{71, 90, 15, false}, // a strong first answer no longer drags it along
-		{20, 24, 15, true},  // a weak answer's near equals stay
+		{84, 90, 15, true},  // 0.3 + 0.7 × 0.9 = 0.93 of a best of 90 is 83.7
+		{83, 90, 15, false}, // a strong first answer no longer drags it along
+		{80, 80, 15, true},  // a tie with the best
+		{26, 40, 15, true},  // a doubtful best (40: a share of 0.58) keeps its runners-up
+		{23, 40, 15, false}, // but not the whole index
 		{14, 14, 15, false}, // below the cut-off
 		{1, 90, 0, true},    // minScore 0: everything
+		{100, 100, 15, true},
+		{99, 100, 15, false}, // a certain best keeps only its equals
 	}
 	for _, c := range cases {
 		if got := m.Keep(c.pct, c.best, c.cut); got != c.want {
 			t.Errorf("Keep(%d, best %d, cut %d) = %v, want %v", c.pct, c.best, c.cut, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		best int
+		want float64
+	}{{0, 0.3}, {50, 0.65}, {100, 1}, {-1, 0.3}, {120, 1}} {
+		if got := m.Share(c.best); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("Share(%d) = %.3f, want %.3f", c.best, got, c.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,8 +187,11 @@ func newRelevanceServer(t *testing.T, extra ...normalize.CatalogResult) *relevan
 	if err := ix.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// AGENTFINDER_EVAL_RATIO sets the semantic ratio (the served default
+	// when unset), for measuring the fusion on these worlds.
+	ratio, _ := strconv.ParseFloat(os.Getenv("AGENTFINDER_EVAL_RATIO"), 64)
 	rs.eng, err = New(Config{Index: name, Meili: ms.Client, Embedder: m, QueryRewriter: query.Rewrite,
-		PublicURL: "https://finder.test.example", PageTokenKey: []byte("k")}, nil)
+		PublicURL: "https://finder.test.example", PageTokenKey: []byte("k"), SemanticRatio: ratio}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
