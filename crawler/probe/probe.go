@@ -294,7 +294,8 @@ func (p *Prober) Observe(catalog string, recs []normalize.Record) {
 	}
 }
 
-// due marks and returns the records due at now, earliest first.
+// due marks and returns the records due at now, earliest first, their
+// hosts taking turns (hostTurns).
 func (p *Prober) due(now time.Time) []entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -306,6 +307,35 @@ func (p *Prober) due(now time.Time) []entry {
 		}
 	}
 	slices.SortFunc(out, func(a, b entry) int { return a.NextDue.Compare(b.NextDue) })
+	return hostTurns(out)
+}
+
+// hostTurns orders due records so that their endpoints' hosts take turns,
+// each host's records in their order: the workers then spread over hosts
+// rather than queue behind one host's per-host limit (a registry host
+// serving hundreds of remotes) while others wait.
+func hostTurns(due []entry) []entry {
+	byHost := map[string][]entry{}
+	var hosts []string
+	for _, e := range due {
+		h := e.host()
+		if _, ok := byHost[h]; !ok {
+			hosts = append(hosts, h)
+		}
+		byHost[h] = append(byHost[h], e)
+	}
+	out := make([]entry, 0, len(due))
+	for len(hosts) > 0 {
+		left := hosts[:0]
+		for _, h := range hosts {
+			q := byHost[h]
+			out = append(out, q[0])
+			if byHost[h] = q[1:]; len(q) > 1 {
+				left = append(left, h)
+			}
+		}
+		hosts = left
+	}
 	return out
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/agentfinder/agentfinder/crawler/statefile"
@@ -32,6 +34,19 @@ type entry struct {
 func key(identifier, catalog string) string { return catalog + "\n" + identifier }
 
 func (e *entry) key() string { return key(e.Identifier, e.Catalog) }
+
+// host is the host of an entry's first endpoint (lower case; "" when it
+// has none that parses).
+func (e *entry) host() string {
+	if len(e.Targets) == 0 {
+		return ""
+	}
+	u, err := url.Parse(e.Targets[0].URL)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
 
 // stateFile is the persisted state: one JSON document.
 type stateFile struct {
