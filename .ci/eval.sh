@@ -184,4 +184,4 @@ fi
 echo
 echo "== latency of the relevance stage (same run, alternating)"
 AGENTFINDER_EVAL=1 AGENTFINDER_RELEVANCE_DIR="$(cd "$REL" && pwd)" AGENTFINDER_MODEL_DIR="$(cd "$MODEL_DIR" && pwd)" \
-	"${GO:-go}" test -count=1 -run TestRelevanceLatency -v ./searchapi/search 2>-run TestRelevanceLatency -v ./searchapi 2>&11 | grep -E '^relevance stage' || true
+	"${GO:-go}" test -count=1 -run TestRelevanceLatency -v ./searchapi/search 2>&1 | grep -E '^relevance stage' || true
