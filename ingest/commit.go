@@ -122,6 +122,7 @@ func (c *commitRun) planUpserts(ctx context.Context) {
 			return
 		}
 	}
+	ix.optOutDocs(docs)
 	lines := make([]line, 0, len(docs))
 	for i, d := range docs {
 		raw, err := json.Marshal(d)

@@ -204,6 +204,10 @@ type Indexer struct {
 	index   string
 	sources string
 	vcache  *vectorCache
+	// optOut names the userProvided embedders another writer configured
+	// on the index, which this one, having no Embedder, leaves alone: its
+	// documents carry null vectors for them (see applySettings).
+	optOut []string
 
 	queue   chan item
 	mu      sync.RWMutex // held for reading by senders; Close takes it to seal the queue
@@ -311,12 +315,16 @@ func (ix *Indexer) setup(ctx context.Context) error {
 		return err
 	}
 	ix.loadHeld()
-	changed, reembed, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), ix.optOutVectors)
+	applied, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), ix.optOutVectors)
 	if err != nil {
 		return err
 	}
-	if changed {
+	if applied.changed {
 		ix.st.logger.Info("index settings applied", "index", ix.index)
+	}
+	if ix.optOut = applied.kept; len(ix.optOut) > 0 {
+		ix.st.logger.Warn("the index has embedders and this process no embedding model: the documents it writes have no vectors until a process with the model rewrites them",
+			"index", ix.index, "embedders", ix.optOut)
 	}
 	if err := ix.stampUnstamped(ctx); err != nil {
 		return err
@@ -324,7 +332,7 @@ func (ix *Indexer) setup(ctx context.Context) error {
 	if err := ix.stampAliases(ctx); err != nil {
 		return err
 	}
-	if reembed {
+	if applied.embeddersChanged {
 		// Documents written before this embedder setting have no (or
 		// differently sized) vectors: forget their content hashes so each
 		// catalog's next fetch rewrites them with vectors.
@@ -356,6 +364,22 @@ func (ix *Indexer) optOutVectors(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// optOutDocs gives docs null vectors for the embedders this writer leaves
+// alone (Indexer.optOut) and marks them unembedded, for a writer with the
+// model to rewrite. Without such embedders it changes nothing.
+func (ix *Indexer) optOutDocs(docs []*normalize.Document) {
+	if len(ix.optOut) == 0 {
+		return
+	}
+	for _, d := range docs {
+		d.Vectors = make(map[string]any, len(ix.optOut))
+		for _, name := range ix.optOut {
+			d.Vectors[name] = nil
+		}
+		d.Unembedded = true
+	}
 }
 
 // Put queues res to be applied. It blocks while the queue is full (the

@@ -103,7 +103,7 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 		!sameSet(ct.DisableOnWords, wt.DisableOnWords) {
 		return false
 	}
-	return embeddersMatch(cur, want)
+	return len(want.Embedders) == 0 || embeddersMatch(cur, want)
 }
 
 // droppedEmbedder reports whether cur has an embedder want does not name.
@@ -130,31 +130,46 @@ func embeddersMatch(cur, want *meilisearch.Settings) bool {
 	return true
 }
 
+// settingsChange is what applySettings did: whether it wrote settings,
+// whether it added or resized an embedder (the documents need new
+// vectors), and the userProvided embedders it found and left alone (want
+// names none: see applySettings).
+type settingsChange struct {
+	changed, embeddersChanged bool
+	kept                      []string
+}
+
 // applySettings brings index's settings to want, writing only what differs.
-// When want adds or resizes an embedder, beforeEmbedders runs first (if
-// set): Meilisearch refuses a userProvided embedder while documents lack
-// vectors for it, so the caller opts existing documents out with null
-// vectors. embeddersChanged reports that it happened.
-func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings, beforeEmbedders func(ctx context.Context) error) (changed, embeddersChanged bool, err error) {
+// Embedders belong to the writers that embed: when want names none (a
+// writer without the model, such as a crawl beside a serve that embeds),
+// the index's embedders stay as they are and their names come back in
+// kept, for the writer's documents to opt out of (Meilisearch 1.21 refuses
+// a document without vectors for a userProvided embedder). When want adds
+// or resizes an embedder, beforeEmbedders runs first (if set): Meilisearch
+// refuses a userProvided embedder while documents lack vectors for it, so
+// the caller opts existing documents out with null vectors.
+func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings, beforeEmbedders func(ctx context.Context) error) (settingsChange, error) {
 	var cur *meilisearch.Settings
-	err = s.retry(ctx, "get settings of "+index, func(ctx context.Context) error {
+	err := s.retry(ctx, "get settings of "+index, func(ctx context.Context) error {
 		var err error
 		cur, err = s.client.Index(index).GetSettingsWithContext(ctx)
 		return err
 	})
 	if err != nil {
-		return false, false, err
+		return settingsChange{}, err
 	}
+	res := settingsChange{kept: keptEmbedders(cur, want)}
 	if settingsMatch(cur, want) {
-		return false, false, nil
+		return res, nil
 	}
-	embeddersChanged = !embeddersMatch(cur, want) && len(want.Embedders) > 0
-	if embeddersChanged && beforeEmbedders != nil {
+	res.changed = true
+	res.embeddersChanged = !embeddersMatch(cur, want) && len(want.Embedders) > 0
+	if res.embeddersChanged && beforeEmbedders != nil {
 		if err := beforeEmbedders(ctx); err != nil {
-			return false, false, err
+			return settingsChange{}, err
 		}
 	}
-	if droppedEmbedder(cur, want) {
+	if len(want.Embedders) > 0 && droppedEmbedder(cur, want) {
 		// A settings update merges embedders: one want no longer names
 		// (the layout's previous name, normalize.EmbedderName) must be
 		// reset, or every start would find the settings changed.
@@ -162,14 +177,16 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 			return s.client.Index(index).ResetEmbeddersWithContext(ctx)
 		})
 		if err != nil {
-			return false, false, err
+			return settingsChange{}, err
 		}
 	}
+	// want.Embedders nil is left out of the update, which keeps the
+	// index's embedders.
 	err = s.write(ctx, "update settings of "+index, func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 		return s.client.Index(index).UpdateSettingsWithContext(ctx, want)
 	})
 	if err != nil {
-		return false, false, err
+		return settingsChange{}, err
 	}
 	if cur.FacetSearch != want.FacetSearch {
 		// UpdateSettings drops facetSearch when it is false (omitempty).
@@ -177,8 +194,25 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 			return s.client.Index(index).UpdateFacetSearchWithContext(ctx, want.FacetSearch)
 		})
 		if err != nil {
-			return false, false, err
+			return settingsChange{}, err
 		}
 	}
-	return true, embeddersChanged, nil
+	return res, nil
+}
+
+// keptEmbedders names cur's userProvided embedders when want names no
+// embedder (they stay; documents must opt out of them), sorted; nil
+// otherwise. Embedders of other sources embed documents themselves.
+func keptEmbedders(cur, want *meilisearch.Settings) []string {
+	if len(want.Embedders) > 0 {
+		return nil
+	}
+	var kept []string
+	for name, e := range cur.Embedders {
+		if e.Source == meilisearch.UserProvidedEmbedderSource {
+			kept = append(kept, name)
+		}
+	}
+	slices.Sort(kept)
+	return kept
 }

@@ -24,7 +24,7 @@ type docMeta struct {
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
-	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys}
+	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -42,6 +42,7 @@ type metaDoc struct {
 	SourceKind        string            `json:"sourceKind"`
 	MatchKeys         []string          `json:"matchKeys"`
 	AliasKeys         []string          `json:"aliasKeys"`
+	Unembedded        bool              `json:"unembedded"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -141,10 +142,17 @@ func (ix *Indexer) load(ctx context.Context) error {
 }
 
 // setMeta takes a document's state as read from the index.
+// A document a writer without the model wrote has no vectors: a writer
+// with an Embedder forgets its hash, so the next fetch of its catalog
+// rewrites it with vectors.
 func (ix *Indexer) setMeta(m metaDoc) {
+	hash := claimHash(m.ContentHash, m.Visibility, m.Trust)
+	if m.Unembedded && ix.cfg.Embedder != nil {
+		hash = ""
+	}
 	ix.forget(m.ID)
 	ix.own(m.ID, &docMeta{
-		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: claimHash(m.ContentHash, m.Visibility, m.Trust), signed: signed(m.Trust), verified: m.PublisherVerified,
+		claim: claim{catalog: m.SourceCatalog, identifier: m.Identifier, hash: hash, signed: signed(m.Trust), verified: m.PublisherVerified,
 			updatedTs: m.UpdatedAtTs, seq: m.Seq, stale: m.Stale, kind: kindOf(m.SourceKind), keys: joinKeys(m.MatchKeys), vis: visKey(m.Visibility)},
 		lost: loadLostClaims(m.LostClaims),
 	})

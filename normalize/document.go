@@ -54,6 +54,11 @@ type Document struct {
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.
 	Vectors map[string]any `json:"_vectors,omitempty"`
+	// Unembedded is set by ingest on a document written without vectors
+	// into an index whose embedder a writer with the model configured (a
+	// crawl without the model beside a serve with it): that writer
+	// rewrites it with vectors on its catalog's next fetch.
+	Unembedded bool `json:"unembedded,omitempty"`
 }
 
 // Claim is one catalog's record for an identifier that lost to the stored

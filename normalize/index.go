@@ -40,6 +40,7 @@ const (
 	FieldSourceKind        = "sourceKind"
 	FieldMatchKeys         = "matchKeys"
 	FieldAliasKeys         = "aliasKeys"
+	FieldUnembedded        = "unembedded"
 	FieldVisibility        = "visibility"
 	// FieldTrustLevel and FieldHealthStatus are nested fields of the
 	// record's trust and health (Meilisearch filters them by dotted path).

@@ -16,7 +16,7 @@ import (
 var internalFields = []string{
 	normalize.FieldID, normalize.FieldIdentifierKey, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
 	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
-	"_rankingScoreDetails", normalize.FieldMatchKeys, normalize.FieldAliasKeys,
+	"_rankingScoreDetails", normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
 }
 
 // Agent returns the stored record of identifier as a caller in the groups
