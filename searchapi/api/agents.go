@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/filterlang"
@@ -69,8 +68,7 @@ func (d *Door) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q.Access = door.AccessOf(r.Context())
-	ans, err := d.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	ans, err := door.Search(r, d.engine, q)
 	if err != nil {
 		return err
 	}

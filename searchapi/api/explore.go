@@ -106,8 +106,7 @@ func (d *Door) exploreARD(w http.ResponseWriter, r *http.Request, q *search.Quer
 			fields = append(fields, field)
 		}
 	}
-	q.Access = door.AccessOf(r.Context())
-	_, dist, err := d.engine.Facets(r.Context(), q, fields)
+	_, dist, err := d.engine.Facets(r.Context(), door.Prepare(r.Context(), q), fields)
 	if err != nil {
 		return err
 	}

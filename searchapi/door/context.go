@@ -26,8 +26,8 @@ func WithCorrelationID(ctx context.Context, id string) context.Context {
 // callers in one of them; a record without visibility is public. The
 // caller's groups come from its verified credential (the server's auth
 // middleware, WithCaller), never from request text; every door sets them
-// as the engine's search.Query.Access (or passes them to Agent, List,
-// Explore), which ANDs them into the Meilisearch filter of every read
+// as the engine's search.Query.Access through Prepare (or Search), or
+// passes them to Agent, List, Explore, which ANDs them into the Meilisearch filter of every read
 // (filter.Access), so totals, facet counts, page tokens and lookups by
 // identifier all count only what the caller may see.
 

@@ -6,7 +6,8 @@
 // (searchapi) mounts them with one line each and runs its middleware
 // (auth, rate limits, CORS, body limits, metrics) around them. Here live
 // the error model (APIError, Classify, the codes), the request context a
-// door reads (AccessOf, CorrelationID), bounded body reading and JSON
-// writing. It imports the engine and the filter language only; doors
-// import it, never each other.
+// door reads (AccessOf, CorrelationID), the preparation of a search for a
+// request (Prepare, Search), bounded body reading and JSON
+// writing. It imports the engine, the filter language and federation (to
+// read Via) only; doors import it, never each other.
 package door

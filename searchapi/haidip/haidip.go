@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
@@ -146,8 +145,7 @@ func (d *Door) handleAgentsSearch(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	q.Access = door.AccessOf(r.Context())
-	ans, err := d.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	ans, err := door.Search(r, d.engine, q)
 	if err != nil {
 		return err
 	}

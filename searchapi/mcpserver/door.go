@@ -35,8 +35,7 @@ func (b engineBackend) Search(ctx context.Context, request []byte) (json.RawMess
 	if err != nil {
 		return nil, b.toolError(ctx, "search", err)
 	}
-	q.Access = door.AccessOf(ctx)
-	ans, err := b.engine.Search(ctx, q, nil)
+	ans, err := b.engine.Search(ctx, door.Prepare(ctx, q), nil)
 	if err != nil {
 		return nil, b.toolError(ctx, "search", err)
 	}
@@ -74,8 +73,7 @@ func (b engineBackend) Tools(ctx context.Context, text string, limit int) (json.
 	if err != nil {
 		return nil, b.toolError(ctx, "find_tool", err)
 	}
-	q.Access = door.AccessOf(ctx)
-	ans, err := b.engine.Search(ctx, q, nil)
+	ans, err := b.engine.Search(ctx, door.Prepare(ctx, q), nil)
 	if err != nil {
 		return nil, b.toolError(ctx, "find_tool", err)
 	}

@@ -41,8 +41,7 @@ func (d *Door) handleTools(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q.Access = door.AccessOf(r.Context())
-	ans, err := d.engine.Search(r.Context(), q, nil)
+	ans, err := door.Search(r, d.engine, q)
 	if err != nil {
 		return err
 	}

@@ -151,8 +151,7 @@ func (s *Site) handlePage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q.Facets = siteFacetFields
-	q.Access = door.AccessOf(r.Context())
-	ans, err := s.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	ans, err := door.Search(r, s.engine, q)
 	if err != nil {
 		return err
 	}
@@ -353,7 +352,7 @@ type indexStatsResult struct {
 // indexStats counts the live entries, their publishers and their types in
 // one keyword request.
 func (s *Site) indexStats(ctx context.Context) (indexStatsResult, error) {
-	total, dist, err := s.engine.Facets(ctx, &search.Query{Access: door.AccessOf(ctx)}, []string{normalize.FieldPublisher, normalize.FieldType})
+	total, dist, err := s.engine.Facets(ctx, door.Prepare(ctx, &search.Query{}), []string{normalize.FieldPublisher, normalize.FieldType})
 	if err != nil {
 		return indexStatsResult{}, err
 	}

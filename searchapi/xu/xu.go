@@ -224,8 +224,7 @@ func (d *Door) handleDiscover(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q.Access = door.AccessOf(r.Context())
-	ans, err := d.engine.Search(r.Context(), q, federation.ParseVia(r.Header.Values("Via")))
+	ans, err := door.Search(r, d.engine, q)
 	if err != nil {
 		return err
 	}
