@@ -128,7 +128,20 @@ type pingCrawls struct {
 	newHosts bool
 	seedFile string
 	addMu    sync.Mutex
-	urgent   sync.Map // crawl targets queued by a ping: their results are written at once
+	pinged   *pingedTargets // crawl targets queued by a ping: their results are written at once
+}
+
+// pingedTargets are the crawl targets IndexNow pings queued, until the
+// scheduler's crawl of each asks (take).
+type pingedTargets struct{ m sync.Map }
+
+// mark records that a ping queued target's crawl.
+func (p *pingedTargets) mark(target string) { p.m.Store(target, true) }
+
+// take reports (once) whether a ping queued target's crawl.
+func (p *pingedTargets) take(target string) bool {
+	_, ok := p.m.LoadAndDelete(target)
+	return ok
 }
 
 // hostName is the lower-case name of host (a name, optionally with a port).
@@ -220,7 +233,7 @@ func (p *pingCrawls) Crawl(host string, urls []string) error {
 		}
 	}
 	for _, t := range targets {
-		p.urgent.Store(t, true)
+		p.pinged.mark(t)
 		p.sched.RunNow(t)
 	}
 	return nil
@@ -244,12 +257,6 @@ func (p *pingCrawls) addSeed(host string) error {
 	return p.sched.Reload()
 }
 
-// isUrgent reports (once) whether a ping queued target's crawl.
-func (p *pingCrawls) isUrgent(target string) bool {
-	_, ok := p.urgent.LoadAndDelete(target)
-	return ok
-}
-
 // keyFetcher adapts the crawler to indexnow.KeyFetcher.
 type keyFetcher struct{ c *crawler.Crawler }
 
@@ -262,7 +269,8 @@ func (k keyFetcher) FetchOwnershipFile(ctx context.Context, u string) ([]byte, e
 }
 
 // writtenHook passes ingest's written catalogs to the IndexNow handler once
-// it exists (ingest starts first).
+// it exists (ingest is built first): a late hook (lateHooks.written),
+// connected by the indexnow step.
 type writtenHook struct {
 	h atomic.Pointer[indexnow.Handler]
 }
@@ -275,13 +283,13 @@ func (w *writtenHook) onResult(catalog string, applied ingest.ApplyResult) {
 
 // buildIndexNow makes the IndexNow handler over the crawler and the
 // scheduler (unless --no-indexnow); buildHandler mounts it.
-func (s *server) buildIndexNow() error {
+func (s *server) buildIndexNow(context.Context) error {
 	o := s.opts.indexNow
 	if o.off {
 		return nil
 	}
 	pc := &pingCrawls{sched: s.sched, seeds: &s.seedHosts, held: s.indexer.Holds, groupsOf: s.crawler.CrawledGroups,
-		crawl: s.opts.crawl, newHosts: o.newHosts, seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile)}
+		crawl: s.opts.crawl, newHosts: o.newHosts, seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile), pinged: &s.late.pinged}
 	h, err := indexnow.New(indexnow.Config{
 		Keys:      keyFetcher{s.crawler},
 		Crawls:    pc,
@@ -292,8 +300,7 @@ func (s *server) buildIndexNow() error {
 	if err != nil {
 		return err
 	}
-	s.written.h.Store(h)
-	s.seeder.urgent = pc.isUrgent
+	s.late.written.h.Store(h)
 	s.indexNow = h
 	return nil
 }

@@ -69,7 +69,9 @@ func (o *probeOptions) check() error {
 }
 
 // healthSink hands the prober's verdicts to ingest, which is built after
-// the prober (ingest reads the prober's state for every record it writes).
+// the prober (ingest reads the prober's state for every record it writes):
+// a late hook (lateHooks.health), connected by the ingest step before the
+// prober runs.
 type healthSink struct{ ix *ingest.Indexer }
 
 // SetHealth hands a verdict to ingest (probe.Sink).
@@ -112,8 +114,8 @@ var (
 // buildProber makes the prober (unless --probe=false or --crawl=false) over
 // a crawler of its own: the crawl's network settings, guard and robots
 // rules, with the probe's timeout and per-host limit.
-func (s *server) buildProber(ccfg crawler.Config) error {
-	o := s.opts.probe
+func (s *server) buildProber(context.Context) error {
+	o, ccfg := s.opts.probe, s.crawlCfg
 	if !o.on || !s.opts.crawl {
 		return nil
 	}
@@ -125,7 +127,6 @@ func (s *server) buildProber(ccfg crawler.Config) error {
 		return fmt.Errorf("prober: %w", err)
 	}
 	s.onClose(func() { cr.Close() })
-	s.probeSink = &healthSink{}
 	s.prober, err = probe.New(probe.Config{
 		Interval:      o.interval,
 		Slow:          o.slow,
@@ -139,7 +140,7 @@ func (s *server) buildProber(ccfg crawler.Config) error {
 		State:         s.hooks.probeState,
 		Logger:        s.log,
 		Metrics:       s.metrics,
-	}, cr, s.probeSink)
+	}, cr, &s.late.health)
 	return err
 }
 

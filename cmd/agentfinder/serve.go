@@ -185,15 +185,21 @@ type server struct {
 	seeder    *seedCrawler         // the scheduler's crawler
 	indexNow  *indexnow.Handler    // GET/POST /indexnow; nil when off
 	seedHosts seedHosts            // the seed list by host, for IndexNow
-	written   writtenHook          // ingest's written catalogs, to indexNow
 	prober    *probe.Prober        // endpoint health; nil when off
-	probeSink *healthSink          // the prober's way into ingest, set once ingest is built
+	late      lateHooks            // connections to parts built later
 
-	hooks      serveHooks
-	apiKeys    *authn.Keys // --api-keys, reloaded on SIGHUP; nil without
-	embeddings bool        // the embedding model is loaded
-	closers    []func()    // what close undoes, in the order build made it
-	flushed    bool        // run flushed ingest: close need not
+	// What build's steps hand on to the steps after them.
+	crawlCfg crawler.Config
+	ln       net.Listener
+	client   meilisearch.ServiceManager
+	embedder *embed.Model // nil: keyword search only
+	tokenKey []byte
+	api      *searchapi.Server
+
+	hooks   serveHooks
+	apiKeys *authn.Keys // --api-keys, reloaded on SIGHUP; nil without
+	closers []func()    // what close undoes, in the order build made it
+	flushed bool        // run flushed ingest: close need not
 }
 
 func serveMain(ctx context.Context, args []string, hooks serveHooks, stdout, stderr io.Writer) int {
@@ -239,92 +245,154 @@ func serve(ctx context.Context, o serveOptions, hooks serveHooks, log *slog.Logg
 	}
 	defer lock.release()
 	defer s.close()
-	ln, err := s.build(ctx, lock)
-	if err != nil {
+	if err := s.build(ctx, lock); err != nil {
 		return err
 	}
-	return s.run(ctx, ln, hooks)
+	return s.run(ctx, s.ln, hooks)
 }
 
-// build checks the options, listens, and makes every part of the server:
-// Meilisearch, the embedding model, ingest, federation, the search API, the
-// crawler and the scheduler, and the HTTP handler over them. close undoes
-// what it made, also when it fails halfway.
-func (s *server) build(ctx context.Context, lock *dataDirLock) (net.Listener, error) {
+// buildStep is one part of the server and how to build it.
+type buildStep struct {
+	part string
+	// writer parts are the index-writing side (ingest, the crawl, the
+	// prober, IndexNow): a read-only node (hooks.readOnly) builds none.
+	writer bool
+	build  func(ctx context.Context) error
+}
+
+// buildSteps are the server's parts in the order build makes them: each
+// step uses only what the steps before it made, and reaches a part built
+// after it only through s.late, whose hooks exist before any step runs.
+func (s *server) buildSteps(lock *dataDirLock) []buildStep {
+	return []buildStep{
+		{part: "options", build: s.checkOptions},
+		{part: "listener", build: s.listen}, // a taken port fails before Meilisearch starts
+		{part: "meilisearch", build: func(ctx context.Context) error { return s.connectMeili(ctx, lock) }},
+		{part: "embedding model", build: s.loadModel},
+		{part: "prober", writer: true, build: s.buildProber},
+		{part: "ingest", writer: true, build: s.buildIndexer}, // connects late.health
+		{part: "page token key", build: s.loadPageTokenKey},
+		{part: "federation", build: s.buildFederation},
+		{part: "crawler and scheduler", writer: true, build: s.buildCrawl},
+		{part: "indexnow", writer: true, build: s.buildIndexNow}, // connects late.written
+		{part: "search api", build: s.buildSearchAPI},
+		{part: "http handler", build: s.buildHandler},
+	}
+}
+
+// build makes every part of the server (buildSteps); close undoes what it
+// made, also when it fails halfway.
+func (s *server) build(ctx context.Context, lock *dataDirLock) error {
+	for _, st := range s.buildSteps(lock) {
+		if st.writer && s.hooks.readOnly {
+			continue
+		}
+		if err := st.build(ctx); err != nil {
+			return err
+		}
+		s.log.Debug("built", "part", st.part)
+	}
+	return nil
+}
+
+// lateHooks connect a part to one built after it. They are made with the
+// server, before any part, so the earlier part can hold one; the step that
+// builds the later part connects it.
+type lateHooks struct {
+	// health takes the prober's verdicts and tool lists to ingest, which
+	// is built after the prober (ingest reads the prober's state for every
+	// record it writes); the ingest step connects it.
+	health healthSink
+	// written takes the catalogs ingest wrote to the IndexNow handler,
+	// built after ingest; the indexnow step connects it.
+	written writtenHook
+	// pinged are the crawl targets IndexNow pings queued: the scheduler's
+	// crawler (built before IndexNow) asks it whether a crawl is urgent.
+	pinged pingedTargets
+}
+
+// checkOptions refuses what can be checked before anything starts and
+// reads the crawl flags.
+func (s *server) checkOptions(context.Context) error {
 	o := s.opts
-	// Check what can be checked before anything starts.
 	if _, err := cron.ParseStandard(o.schedule); err != nil {
-		return nil, fmt.Errorf("--schedule %q: %w", o.schedule, err)
+		return fmt.Errorf("--schedule %q: %w", o.schedule, err)
 	}
 	if err := o.probe.check(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.minScore < -1 || o.minScore > 100 {
-		return nil, fmt.Errorf("--min-score %d: want -1 (the model's default), 0 (no cut-off) or a score up to 100", o.minScore)
+		return fmt.Errorf("--min-score %d: want -1 (the model's default), 0 (no cut-off) or a score up to 100", o.minScore)
 	}
 	ccfg, err := o.crawlFlags.crawlerConfig()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ccfg.Metrics = s.metrics
+	s.crawlCfg = ccfg
+	return nil
+}
 
-	// Listen first: a taken port fails before Meilisearch starts.
-	ln, err := net.Listen("tcp", o.addr)
+// listen binds the listen address; the public URL defaults to it.
+func (s *server) listen(context.Context) error {
+	ln, err := net.Listen("tcp", s.opts.addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", o.addr, err)
+		return fmt.Errorf("listen %s: %w", s.opts.addr, err)
 	}
 	s.onClose(func() { ln.Close() })
+	s.ln = ln
 	s.addr = ln.Addr().String()
-	s.publicURL = o.publicURL
+	s.publicURL = s.opts.publicURL
 	if s.publicURL == "" {
 		s.publicURL = defaultPublicURL(ln.Addr())
 	}
-	client := s.hooks.meili
-	if client == nil {
-		if err := s.startMeili(ctx, lock); err != nil {
-			return nil, err
-		}
-		client = meili.New(s.meiliURL, s.meiliKey)
+	return nil
+}
+
+// connectMeili makes the Meilisearch client: the hooks' (a cluster's
+// replica set), or one to the external or managed Meilisearch.
+func (s *server) connectMeili(ctx context.Context, lock *dataDirLock) error {
+	if s.client = s.hooks.meili; s.client != nil {
+		return nil
 	}
-	embedder, err := s.loadModel()
+	if err := s.startMeili(ctx, lock); err != nil {
+		return err
+	}
+	s.client = meili.New(s.meiliURL, s.meiliKey)
+	return nil
+}
+
+// loadPageTokenKey reads the page-token key (pageTokenKey).
+func (s *server) loadPageTokenKey(context.Context) error {
+	k, err := s.pageTokenKey()
+	s.tokenKey = k
+	return err
+}
+
+// buildFederation makes the federator: configured upstreams now, crawled
+// registries as the crawls report them.
+func (s *server) buildFederation(context.Context) error {
+	fed, err := newFederation(s, deriveKey(s.tokenKey, "federation"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !s.hooks.readOnly {
-		if err := s.buildProber(ccfg); err != nil {
-			return nil, err
-		}
-		if err := s.buildIndexer(ctx, client, embedder); err != nil {
-			return nil, err
-		}
-	}
-	tokenKey, err := s.pageTokenKey()
+	s.fed = fed
+	s.onClose(fed.Close)
+	return nil
+}
+
+// buildSearchAPI makes the search API over the index, federation and
+// what the scheduler tells the about page.
+func (s *server) buildSearchAPI(context.Context) error {
+	api, err := newSearchAPI(s, s.client, s.embedder, deriveKey(s.tokenKey, "searchapi"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// Federation: configured upstreams now, crawled registries as they come.
-	if s.fed, err = newFederation(s, deriveKey(tokenKey, "federation")); err != nil {
-		return nil, err
-	}
-	s.onClose(s.fed.Close)
-	api, err := newSearchAPI(s, client, embedder, deriveKey(tokenKey, "searchapi"))
-	if err != nil {
-		return nil, err
-	}
-	if o.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
+	if s.opts.registryDomain == "" && strings.Contains(api.Identifier(), ":"+searchapi.DefaultRegistryDomain+":") {
 		s.log.Info("the public URL has no domain name: set --registry-domain to name this registry", "identifier", api.Identifier(), "public_url", s.publicURL)
 	}
-	if !s.hooks.readOnly {
-		if err := s.buildCrawl(ccfg); err != nil {
-			return nil, err
-		}
-		if err := s.buildIndexNow(); err != nil {
-			return nil, err
-		}
-	}
-	s.buildHandler(api)
-	s.embeddings = embedder != nil
-	return ln, nil
+	s.api = api
+	return nil
 }
 
 // onClose adds f to what close runs, last added first.
@@ -360,42 +428,42 @@ func (s *server) startMeili(ctx context.Context, lock *dataDirLock) error {
 
 // loadModel loads the embedding model: optional; without it (or with
 // --no-embeddings) search is keyword only and s.embedNote says why.
-func (s *server) loadModel() (*embed.Model, error) {
+func (s *server) loadModel(context.Context) error {
 	if s.opts.noEmbeddings {
 		s.embedNote = "disabled by --no-embeddings"
-		return nil, nil
+		return nil
 	}
 	embedder, note, err := loadEmbedder(s.opts.modelDir)
 	s.embedNote = note
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case embedder == nil:
 		s.log.Warn("embedding model missing: keyword search only", "dir", s.opts.modelDir)
 	default:
 		s.log.Info("embedding model loaded", "dir", s.opts.modelDir)
 	}
-	return embedder, nil
+	s.embedder = embedder
+	return nil
 }
 
-// buildIndexer starts ingest; close flushes it unless run already did.
-func (s *server) buildIndexer(ctx context.Context, client meilisearch.ServiceManager, embedder *embed.Model) error {
-	icfg := ingest.Config{Index: s.opts.index, Logger: s.log, Metrics: s.metrics, OnResult: s.written.onResult}
-	if embedder != nil {
-		icfg.Embedder = embedder
+// buildIndexer starts ingest and connects the prober's hook to it; close
+// flushes it unless run already did.
+func (s *server) buildIndexer(ctx context.Context) error {
+	icfg := ingest.Config{Index: s.opts.index, Logger: s.log, Metrics: s.metrics, OnResult: s.late.written.onResult}
+	if s.embedder != nil {
+		icfg.Embedder = s.embedder
 	}
 	if s.prober != nil {
 		icfg.Health = s.prober
 		icfg.Tools = s.prober
 	}
-	ix, err := ingest.New(ctx, client, icfg)
+	ix, err := ingest.New(ctx, s.client, icfg)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	s.indexer = ix
-	if s.probeSink != nil {
-		s.probeSink.ix = ix
-	}
+	s.late.health.ix = ix
 	s.onClose(func() {
 		if s.flushed {
 			return
@@ -419,8 +487,8 @@ func (s *server) pageTokenKey() ([]byte, error) {
 }
 
 // buildCrawl makes the crawler, writing to ingest, and the scheduler over it.
-func (s *server) buildCrawl(ccfg crawler.Config) error {
-	o := s.opts
+func (s *server) buildCrawl(context.Context) error {
+	o, ccfg := s.opts, s.crawlCfg
 	ccfg.UserAgent = fmt.Sprintf("%s/%s (+%s)", crawler.RobotsAgent, version, s.publicURL)
 	var sink crawler.Sink = s.indexer
 	if s.prober != nil {
@@ -432,7 +500,7 @@ func (s *server) buildCrawl(ccfg crawler.Config) error {
 	}
 	s.onClose(func() { cr.Close() })
 	s.crawler = cr
-	s.seeder = &seedCrawler{crawler: cr, learn: s.learnRegistries}
+	s.seeder = &seedCrawler{crawler: cr, learn: s.learnRegistries, urgent: s.late.pinged.take}
 	seeds := s.seedHosts.track(withPingedSeeds(checkedSeeds(scheduler.SeedsFrom(o.fixedSeeds(), o.seedsFile)), filepath.Join(o.dataDir, pingedSeedsFile)))
 	if list, err := seeds(); err == nil && len(list) == 0 {
 		s.log.Warn("no seeds: this registry crawls nothing, and searches of its index say so", "fix", "give --seed DOMAIN or --seeds FILE (AGENTFINDER_SEED, AGENTFINDER_SEEDS), then SIGHUP or POST /admin/crawl")
@@ -463,7 +531,8 @@ func (s *server) crawlerState(cr *crawler.Crawler) scheduler.Persister {
 
 // buildHandler puts the metrics and (when enabled) the admin endpoints in
 // front of the search API.
-func (s *server) buildHandler(api *searchapi.Server) {
+func (s *server) buildHandler(context.Context) error {
+	api := s.api
 	mux := &searchapi.Mux{}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -482,6 +551,7 @@ func (s *server) buildHandler(api *searchapi.Server) {
 	if s.opts.accessLog {
 		s.handler = searchapi.AccessLog(s.handler, s.log.With("component", "http"))
 	}
+	return nil
 }
 
 // run serves HTTP on ln and runs the scheduler until ctx is done, then
@@ -492,7 +562,7 @@ func (s *server) run(ctx context.Context, ln net.Listener, hooks serveHooks) err
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(o.http.Listener(ln)) }()
 	log.Info("serving", "addr", s.addr, "public_url", s.publicURL, "index", o.index,
-		"meili", s.meiliURL, "managed_meili", s.managed != nil, "embeddings", s.embeddings,
+		"meili", s.meiliURL, "managed_meili", s.managed != nil, "embeddings", s.embedder != nil,
 		"admin", o.adminToken != "", "crawl", o.crawl)
 
 	// Crawls run on their own context: shutdown first lets them finish,
