@@ -237,9 +237,10 @@ func (c *Crawler) setValidator(u string, v Validator) {
 // session is one Crawl call: its collector, robots cache, visited set and
 // report.
 type session struct {
-	c   *Crawler // its cfg, log and res serve every crawl
-	col *colly.Collector
-	fr  *frontier
+	c    *Crawler // its cfg, log and res serve every crawl
+	opts CrawlOptions
+	col  *colly.Collector
+	fr   *frontier
 	// pinHost, when set, is the only host redirects may lead to.
 	pinHost string
 
@@ -280,6 +281,13 @@ type task struct {
 	card   bool // an A2A agent card at a well-known URI, not a catalog
 }
 
+// CrawlOptions are what one crawl asks beyond its seeds.
+type CrawlOptions struct {
+	// Urgent marks every result the crawl hands its sink as urgent
+	// (normalize.CatalogResult.Urgent): someone is waiting to see them.
+	Urgent bool
+}
+
 // Crawl discovers and fetches the catalogs of seeds (domains such as
 // "acme.test", optionally with a port; or catalog URLs, with or without
 // "https://") and their nested catalogs, handing each to
@@ -287,10 +295,16 @@ type task struct {
 // done or ctx ends; on cancellation the partial report comes with ctx's
 // error. A sink error is returned (the first one) with the full report.
 func (c *Crawler) Crawl(ctx context.Context, seeds []string) (*Report, error) {
+	return c.CrawlWith(ctx, seeds, CrawlOptions{})
+}
+
+// CrawlWith is Crawl with options.
+func (c *Crawler) CrawlWith(ctx context.Context, seeds []string, opts CrawlOptions) (*Report, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := c.newSession(ctx)
+	s.opts = opts
 	stop := context.AfterFunc(ctx, s.fr.close)
 	defer stop()
 

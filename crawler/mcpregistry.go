@@ -356,6 +356,7 @@ func (s *session) hand(ctx context.Context, cr normalize.CatalogResult) {
 	if s.c.sink == nil {
 		return
 	}
+	cr.Urgent = s.opts.Urgent
 	if err := s.c.sink.Put(ctx, cr); err != nil {
 		s.c.metrics.sinkError()
 		s.c.log.Error("sink put", "url", cr.Catalog, "err", err)

@@ -241,24 +241,12 @@ type item struct {
 	health *healthUpdate
 	start  *crawlStart
 	tools  *toolsUpdate
-	urgent bool // write the batch holding it at once (see Urgent)
-}
-
-type urgentKey struct{}
-
-// Urgent marks ctx so that results Put with it are written at once: the
-// batch that takes one is committed without waiting for more results or
-// for FlushInterval, even while other results are arriving back to back.
-// Someone is waiting to see these records (a publisher who pinged), so
-// latency beats batching for them.
-func Urgent(ctx context.Context) context.Context {
-	return context.WithValue(ctx, urgentKey{}, true)
-}
-
-// IsUrgent reports whether ctx was marked by Urgent.
-func IsUrgent(ctx context.Context) bool {
-	v, _ := ctx.Value(urgentKey{}).(bool)
-	return v
+	// urgent results (normalize.CatalogResult.Urgent) are written at
+	// once: the batch that takes one is committed without waiting for more
+	// results or for FlushInterval, even while other results arrive back
+	// to back. Someone is waiting to see these records (a publisher who
+	// pinged), so latency beats batching for them.
+	urgent bool
 }
 
 // New connects to Meilisearch through client, creates the index and its
@@ -387,7 +375,7 @@ func (ix *Indexer) optOutDocs(docs []*normalize.Document) {
 // ctx ends or the indexer is closed; once Put returned nil the result will
 // be applied. The indexer keeps res; the caller must not modify it after.
 func (ix *Indexer) Put(ctx context.Context, res normalize.CatalogResult) error {
-	return ix.send(ctx, item{res: &res, urgent: IsUrgent(ctx)})
+	return ix.send(ctx, item{res: &res, urgent: res.Urgent})
 }
 
 func (ix *Indexer) send(ctx context.Context, it item) error {

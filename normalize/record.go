@@ -225,6 +225,11 @@ type CatalogResult struct {
 	// that are invalid now (see Result.Rejected): ingest keeps their last
 	// good records instead of deleting them as vanished.
 	Rejected []string `json:"rejected,omitempty"`
+	// Urgent is set when someone is waiting for these records (the crawl
+	// was asked for by an IndexNow ping, crawler.CrawlOptions.Urgent):
+	// ingest writes the batch holding it at once rather than waiting for
+	// more results.
+	Urgent bool `json:"urgent,omitempty"`
 }
 
 // Problem codes added by the normalize implementation.

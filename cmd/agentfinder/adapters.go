@@ -21,15 +21,13 @@ type seedCrawler struct {
 	crawler *crawler.Crawler
 	learn   func([]crawler.Registry)
 	// urgent, when set, reports whether an IndexNow ping asked for this
-	// crawl: its results are then written at once (ingest.Urgent).
+	// crawl: its results are then written at once (crawler.CrawlOptions).
 	urgent func(seed string) bool
 }
 
 func (a *seedCrawler) Crawl(ctx context.Context, seed string) (scheduler.Result, error) {
-	if a.urgent != nil && a.urgent(seed) {
-		ctx = ingest.Urgent(ctx)
-	}
-	rep, err := a.crawler.Crawl(ctx, []string{seed})
+	opts := crawler.CrawlOptions{Urgent: a.urgent != nil && a.urgent(seed)}
+	rep, err := a.crawler.CrawlWith(ctx, []string{seed}, opts)
 	if rep == nil {
 		return scheduler.Result{}, err
 	}
