@@ -190,11 +190,7 @@ var reservedFields = []string{"score", "source", "originService", "receivedAt", 
 // result through normalize; invalid results are dropped, registry entries
 // become registries.
 func parseAnswer(body []byte, endpoint string, trusted bool, now time.Time) (answer, error) {
-	var raw struct {
-		Results   *[]json.RawMessage `json:"results"`
-		Referrals []json.RawMessage  `json:"referrals"`
-		PageToken *string            `json:"pageToken"`
-	}
+	var raw SearchAnswer
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if t := bytes.TrimSpace(body); len(t) == 0 || t[0] != '{' {
 		return answer{}, fmt.Errorf("%w: not a JSON object", errMalformed)
@@ -209,10 +205,10 @@ func parseAnswer(body []byte, endpoint string, trusted bool, now time.Time) (ans
 		return answer{}, fmt.Errorf("%w: no results array", errMalformed)
 	}
 	var a answer
-	if raw.PageToken != nil && len(*raw.PageToken) <= maxUpstreamToken {
-		a.next = *raw.PageToken // a longer one ends that upstream's pages
+	if len(raw.PageToken) <= maxUpstreamToken {
+		a.next = raw.PageToken // a longer one ends that upstream's pages
 	}
-	for _, r := range *raw.Results {
+	for _, r := range raw.Results {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(r, &m) != nil || m == nil {
 			a.dropped++

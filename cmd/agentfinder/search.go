@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
 // maxSearchResponse bounds the response body the search command reads.
@@ -134,41 +136,27 @@ func orDash(s string) string {
 	return s
 }
 
-// searchResponse is the part of a POST /search response the table shows.
+// searchResponse is a POST /search answer (the one answer type,
+// federation.SearchAnswer) with its results and referrals read as the
+// table shows them.
 type searchResponse struct {
-	Results []struct {
-		Identifier  string          `json:"identifier"`
-		DisplayName string          `json:"displayName"`
-		Description string          `json:"description"`
-		Type        string          `json:"type"`
-		Score       json.Number     `json:"score"`
-		Source      json.RawMessage `json:"source"`
-		Trust       struct {
-			Level string `json:"level"`
-		} `json:"trust"`
-		Health struct {
-			Status string `json:"status"`
-		} `json:"health"`
-		Evidence *struct {
-			MatchedTags     []string `json:"matchedTags"`
-			MatchedExamples []struct {
-				Text string `json:"text"`
-			} `json:"matchedExamples"`
-			MatchedTerms    []string               `json:"matchedTerms"`
-			ScoreComponents map[string]json.Number `json:"scoreComponents"`
-		} `json:"evidence"`
-	} `json:"results"`
-	Referrals []struct {
-		Identifier  string `json:"identifier"`
-		DisplayName string `json:"displayName"`
-		URL         string `json:"url"`
-	} `json:"referrals"`
-	Upstreams []struct {
-		Registry string `json:"registry"`
-		Status   string `json:"status"`
-		Results  int    `json:"results"`
-	} `json:"upstreams"`
-	PageToken string `json:"pageToken"`
+	federation.SearchAnswer
+	Results   []federation.SearchResult
+	Referrals []federation.SearchReferral
+}
+
+// readSearchResponse reads a POST /search answer for printResults.
+func readSearchResponse(raw []byte) (searchResponse, error) {
+	var r searchResponse
+	if err := json.Unmarshal(raw, &r.SearchAnswer); err != nil {
+		return r, err
+	}
+	var err error
+	if r.Results, err = r.ShownResults(); err != nil {
+		return r, err
+	}
+	r.Referrals, err = r.ShownReferrals()
+	return r, err
 }
 
 // resultsWidth is the width of printResults' lines without --wide: a
@@ -179,10 +167,8 @@ const resultsWidth = 100
 // lines that fit resultsWidth columns (wide: one table row of every column
 // in full), then referrals, upstreams and the next page's token.
 func printResults(w io.Writer, raw []byte, wide bool) error {
-	var r searchResponse
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&r); err != nil {
+	r, err := readSearchResponse(raw)
+	if err != nil {
 		return fmt.Errorf("parse response: %w", err)
 	}
 	switch {
@@ -219,9 +205,10 @@ func printNarrowResults(w io.Writer, r searchResponse) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
+		trust, health := trustHealth(res)
 		line(fmt.Sprintf("%3s  %s  [%s]  trust %s  health %s", res.Score, truncate(oneLine(res.DisplayName), 40), shortType(res.Type),
-			orDash(res.Trust.Level), orDash(res.Health.Status)))
-		line("     " + res.Identifier + "  from " + sourceLabel(res.Source))
+			trust, health))
+		line("     " + res.Identifier + "  from " + res.SourceLabel())
 		if d := oneLine(res.Description); d != "" {
 			line("     " + d)
 		}
@@ -239,8 +226,9 @@ func printWideResults(w io.Writer, r searchResponse) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCORE\tIDENTIFIER\tNAME\tDESCRIPTION\tTYPE\tTRUST\tHEALTH\tSOURCE")
 	for _, res := range r.Results {
+		trust, health := trustHealth(res)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", res.Score, res.Identifier, oneLine(res.DisplayName),
-			oneLine(res.Description), res.Type, orDash(res.Trust.Level), orDash(res.Health.Status), sourceLabel(res.Source))
+			oneLine(res.Description), res.Type, trust, health, res.SourceLabel())
 		if e := res.Evidence; e != nil {
 			fmt.Fprintf(tw, "\t  why: %s\t\t\t\t\t\t\n", evidenceLine(e.MatchedTags, len(e.MatchedExamples), e.MatchedTerms, e.ScoreComponents))
 			for _, ex := range e.MatchedExamples {
@@ -289,20 +277,16 @@ func evidenceLine(tags []string, examples int, terms []string, comps map[string]
 	return strings.Join(parts, "; ")
 }
 
-// sourceLabel shows a result's source: a URL or label string as is, an
-// object by its catalog URL.
-func sourceLabel(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
+// trustHealth is a result's trust level and health status, "-" for
+// either it lacks.
+func trustHealth(res federation.SearchResult) (trust, health string) {
+	if res.Trust != nil {
+		trust = res.Trust.Level
 	}
-	var o struct {
-		Catalog string `json:"catalog"`
+	if res.Health != nil {
+		health = res.Health.Status
 	}
-	if json.Unmarshal(raw, &o) == nil && o.Catalog != "" {
-		return o.Catalog
-	}
-	return ""
+	return orDash(trust), orDash(health)
 }
 
 func truncate(s string, n int) string {

@@ -6,69 +6,43 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
-// searchAnswer is the part of POST /search's answer the text shows.
-type searchAnswer struct {
-	Results []struct {
-		Identifier  string        `json:"identifier"`
-		DisplayName string        `json:"displayName"`
-		Type        string        `json:"type"`
-		URL         string        `json:"url"`
-		Description string        `json:"description"`
-		Score       float64       `json:"score"`
-		Source      string        `json:"source"`
-		Trust       *resultTrust  `json:"trust"`
-		Health      *resultHealth `json:"health"`
-	} `json:"results"`
-	Referrals []struct {
-		Identifier  string `json:"identifier"`
-		DisplayName string `json:"displayName"`
-		URL         string `json:"url"`
-	} `json:"referrals"`
-	PageToken string `json:"pageToken"`
-	// Reason says why results is empty when the registry's cut-off left
-	// out every result.
-	Reason string `json:"reason"`
-}
-
-// resultTrust and resultHealth are the parts of a result's trust and
-// health the text shows.
-type resultTrust struct {
-	Level    string `json:"level"`
-	Signer   string `json:"signer"`
-	Problems []struct {
-		Code string `json:"code"`
-	} `json:"problems"`
-}
-
-type resultHealth struct {
-	Status    string `json:"status"`
-	LatencyMs int64  `json:"latencyMs"`
-}
-
-// renderSearch is the compact text of a search answer a model reads.
+// renderSearch is the compact text of a search answer (the one answer
+// type, federation.SearchAnswer) a model reads; an answer it cannot read
+// is passed on as it came.
 func renderSearch(text string, body json.RawMessage) string {
-	var a searchAnswer
+	var a federation.SearchAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
+		return string(body)
+	}
+	results, err := a.ShownResults()
+	if err != nil {
+		return string(body)
+	}
+	referrals, err := a.ShownReferrals()
+	if err != nil {
 		return string(body)
 	}
 	var b strings.Builder
 	switch {
-	case len(a.Results) == 0 && a.Reason != "":
+	case len(results) == 0 && a.Reason != "":
 		fmt.Fprintf(&b, "Nothing in this registry matches %q well enough (%s). Try other words or fewer filters.\n", text, a.Reason)
-	case len(a.Results) == 0:
+	case len(results) == 0:
 		fmt.Fprintf(&b, "Nothing in this registry matches %q. Try other words or fewer filters.\n", text)
 	default:
 		// The registry's cut-off already left out what does not match well
 		// (the request's minScore, else the registry's default).
 		fmt.Fprintf(&b, "Results for %q, best first (scores 0-100: about the chance in 100 that it is what was asked for):\n", text)
-		for i, r := range a.Results {
+		for i, r := range results {
 			name := r.DisplayName
 			if name == "" {
 				name = r.Identifier
 			}
-			fmt.Fprintf(&b, "%d. %s (%s) score %g\n   type: %s\n", i+1, name, r.Identifier, r.Score, r.Type)
+			score, _ := r.Score.Float64()
+			fmt.Fprintf(&b, "%d. %s (%s) score %g\n   type: %s\n", i+1, name, r.Identifier, score, r.Type)
 			if r.URL != "" {
 				fmt.Fprintf(&b, "   url: %s\n", r.URL)
 			}
@@ -78,13 +52,13 @@ func renderSearch(text string, body json.RawMessage) string {
 			if r.Trust != nil || r.Health != nil {
 				fmt.Fprintf(&b, "   %s\n", trustLine(r.Trust, r.Health))
 			}
-			fmt.Fprintf(&b, "   source: %s\n", r.Source)
+			fmt.Fprintf(&b, "   source: %s\n", r.SourceLabel())
 		}
 		if a.PageToken != "" {
 			fmt.Fprintf(&b, "More results: call search again with the same arguments and pageToken %q.\n", a.PageToken)
 		}
 	}
-	for _, r := range a.Referrals {
+	for _, r := range referrals {
 		name := r.DisplayName
 		if name == "" {
 			name = r.Identifier
@@ -96,7 +70,7 @@ func renderSearch(text string, body json.RawMessage) string {
 
 // trustLine says a result's trust and health in a few words: "trust:
 // signed by did:web:acme.com; health: up (42 ms)".
-func trustLine(t *resultTrust, h *resultHealth) string {
+func trustLine(t *federation.ResultTrust, h *federation.ResultHealth) string {
 	var parts []string
 	if t != nil && t.Level != "" {
 		s := "trust: " + t.Level
@@ -148,8 +122,8 @@ func renderAgent(body json.RawMessage) string {
 			Protocol string `json:"protocol"`
 			URL      string `json:"url"`
 		} `json:"bindings"`
-		Trust  *resultTrust  `json:"trust"`
-		Health *resultHealth `json:"health"`
+		Trust  *federation.ResultTrust  `json:"trust"`
+		Health *federation.ResultHealth `json:"health"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
 		return string(body)
