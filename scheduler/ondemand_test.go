@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 )
 
 func TestRunNowCrawlsOnceAndFoldsRequests(t *testing.T) {
@@ -65,4 +68,48 @@ func TestRunNowDuringRunRunsOnceMore(t *testing.T) {
 	if fc.count(cat) != 2 {
 		t.Fatalf("crawls = %d, want 2", fc.count(cat))
 	}
+}
+
+// An on-demand crawl queued, or running, when the process stops is run by
+// the next scheduler on the same state (a restart, or a new crawl leader
+// reading the cluster's state); a seed asked for is due now in its state.
+func TestRunNowSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	fc := newFakeCrawler(nil)
+	fc.block = make(chan struct{})
+	fc.started = make(chan string, 4)
+	cfg := Config{Schedule: "@every 1h", StatePath: path, SaveInterval: time.Hour, Concurrency: 4}
+	s, clk := newTest(t, cfg, fc)
+	s.SetSeeds([]string{"a.test"})
+	go func() { fc.block <- struct{}{} }()
+	runDue(t, s) // a.test ran: due again in an hour
+	const running, waiting = "https://r.test/catalog.json", "https://w.test/catalog.json"
+	s.RunNow(running)
+	if got := s.startDue(t.Context()); !reflect.DeepEqual(got, []string{running}) {
+		t.Fatalf("started %v, want %s", got, running)
+	}
+	<-fc.started
+	s.RunNow(waiting)
+	s.Trigger("a.test")
+	if err := s.Save(); err != nil {
+		t.Fatal(err)
+	}
+
+	next := newFakeCrawler(nil)
+	cfg.Clock = clk
+	s2, err := New(cfg, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.SetSeeds([]string{"a.test"})
+	got := runDue(t, s2)
+	slices.Sort(got)
+	if want := []string{"a.test", running, waiting}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the next scheduler started %v, want %v", got, want)
+	}
+	if got := runDue(t, s2); len(got) != 0 {
+		t.Fatalf("then started %v again", got)
+	}
+	fc.block <- struct{}{}
+	s.wg.Wait()
 }

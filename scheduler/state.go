@@ -16,8 +16,12 @@ import (
 const stateVersion = 1
 
 type stateFile struct {
-	Version int             `json:"version"`
-	Seeds   []SeedState     `json:"seeds"`
+	Version int         `json:"version"`
+	Seeds   []SeedState `json:"seeds"`
+	// Pending are the on-demand targets (RunNow) waiting or running: a
+	// restart, or a new crawl leader reading the cluster's state, runs
+	// them. A seed asked for is due now in its own state.
+	Pending []string        `json:"pending,omitempty"`
 	Extra   json.RawMessage `json:"extra,omitempty"`
 }
 
@@ -52,12 +56,17 @@ func (s *Scheduler) load() error {
 		s.clampNext(&st, now)
 		s.seeds[st.Seed] = &seed{SeedState: st}
 	}
+	for _, t := range f.Pending {
+		if _, isSeed := s.seeds[t]; !isSeed && t != "" {
+			s.once[t] = true
+		}
+	}
 	if len(f.Extra) > 0 && s.cfg.Extra != nil {
 		if err := s.cfg.Extra.UnmarshalState(f.Extra); err != nil {
 			s.log.Warn("extra state ignored", "err", err)
 		}
 	}
-	s.log.Info("state loaded", "path", doc.String(), "seeds", len(f.Seeds))
+	s.log.Info("state loaded", "path", doc.String(), "seeds", len(f.Seeds), "pending", len(f.Pending))
 	return nil
 }
 
@@ -74,6 +83,7 @@ func (s *Scheduler) save() error {
 	for _, sd := range s.seeds {
 		f.Seeds = append(f.Seeds, sd.SeedState)
 	}
+	f.Pending = s.pendingOnce()
 	s.mu.Unlock()
 	sortStates(f.Seeds)
 	if s.cfg.Extra != nil {
@@ -92,6 +102,29 @@ func (s *Scheduler) save() error {
 	}
 	return nil
 }
+
+// pendingOnce lists, sorted, the on-demand targets waiting or running (a
+// target in flight that is no seed came from RunNow). s.mu is held.
+func (s *Scheduler) pendingOnce() []string {
+	var out []string
+	for t := range s.once {
+		out = append(out, t)
+	}
+	for t := range s.inflight {
+		if _, isSeed := s.seeds[t]; !isSeed && !s.once[t] {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Save writes the state now, past SaveInterval's coalescing. A caller that
+// answers for a crawl it queued (RunNow, Trigger) and must not lose it
+// calls it first, so the crawl survives a restart, or, with Config.State
+// in a cluster, a change of crawl leader. (Queuing alone saves nothing:
+// runs save the state when they finish.)
+func (s *Scheduler) Save() error { return s.save() }
 
 // clampNext bounds a restored seed's next run by the one a run of the same
 // outcome finishing now would get (at most one schedule interval, or the

@@ -82,6 +82,11 @@ func (s *server) adminCrawl(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, "not_found", "unknown seed: add it to --seed or the seeds file first")
 		return
 	}
+	if s.hooks.schedState != nil { // a cluster's: a new crawl leader runs them too
+		if err := s.sched.Save(); err != nil {
+			s.log.Warn("triggered seeds not saved: a new crawl leader would not run them now", "err", err)
+		}
+	}
 	resp := map[string]any{"triggered": triggered}
 	if reloadErr != nil {
 		resp["reloadError"] = reloadErr.Error()

@@ -156,6 +156,8 @@ func serveCluster(ctx context.Context, o serveOptions, hooks serveHooks, log *sl
 	front.crawl, front.adminToken = false, ""
 	fh := hooks
 	fh.meili, fh.readOnly = c.client(nil, o.meiliKey), true
+	fh.forward = &leaderForwarder{nc: c.nc, timeout: forwardTimeout, retryAfter: o.cluster.leaseTTL,
+		adminToken: o.adminToken, indexNow: !o.indexNow.off, log: log}
 	return serve(ctx, front, fh, log)
 }
 
@@ -282,6 +284,10 @@ func (c *cluster) campaignCrawl(ctx context.Context, o serveOptions, hooks serve
 	})
 }
 
+// forwardTimeout bounds the crawl leader's answer to a forwarded request
+// (an IndexNow ping's key file fetch takes up to 10s).
+const forwardTimeout = 30 * time.Second
+
 // lead runs one crawl term: it fences the write log, waits until the
 // replicas hold everything written before, then runs serve's crawl side
 // (scheduler, crawler, prober, ingest) on a loopback listener of its own,
@@ -299,10 +305,17 @@ func (c *cluster) lead(ctx context.Context, o serveOptions, hooks serveHooks, te
 	lo := o
 	lo.addr, lo.publicURL = "127.0.0.1:0", firstNonEmpty(o.publicURL, "http://"+o.addr+"/")
 	lo.dataDir = filepath.Join(o.dataDir, "leader")
-	lo.adminToken, lo.accessLog, lo.indexNow.off = "", false, true
+	lo.accessLog = false
+	llog := c.log.With("role", "crawl-leader", "token", term.Token)
 	lh := serveHooks{getenv: hooks.getenv, noSignals: true, meili: c.client(w, o.meiliKey),
-		schedState: c.docs.Doc("scheduler"), probeState: c.docs.Doc("probe"), freshValidators: true}
-	return serve(ctx, lo, lh, c.log.With("role", "crawl-leader", "token", term.Token))
+		schedState: c.docs.Doc("scheduler"), probeState: c.docs.Doc("probe"), freshValidators: true,
+		ready: func(s *server) {
+			// Every node's /indexnow and /admin/* come here (cluster_forward.go).
+			if err := answerForwarded(ctx, c.nc, c.o.node, s.handler, llog); err != nil {
+				llog.Error("forwarded requests cannot reach this leader", "err", err)
+			}
+		}}
+	return serve(ctx, lo, lh, llog)
 }
 
 func firstNonEmpty(a, b string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -44,8 +45,10 @@ func ttlFor(race bool) (time.Duration, time.Duration) {
 }
 
 const (
-	clusterHosts = 8
-	clusterKey   = "cluster-test-master-key-0123456789"
+	clusterHosts      = 8
+	clusterKey        = "cluster-test-master-key-0123456789"
+	clusterAdminToken = "cluster-test-admin-token-0123456789"
+	clusterPingKey    = "cluster-ping-key-0001"
 )
 
 func freePort(t *testing.T) int {
@@ -134,7 +137,8 @@ func (n *nodeProc) start() {
 		n.t.Fatal(err)
 	}
 	n.cmd = exec.Command(os.Args[0], n.args...)
-	n.cmd.Env = append(os.Environ(), childEnv+"=1", "MEILI_API_KEY="+clusterKey, "AGENTFINDER_PAGE_TOKEN_KEY=cluster-test-page-token-key-0123456789")
+	n.cmd.Env = append(os.Environ(), childEnv+"=1", "MEILI_API_KEY="+clusterKey, "AGENTFINDER_PAGE_TOKEN_KEY=cluster-test-page-token-key-0123456789",
+		"AGENTFINDER_ADMIN_TOKEN="+clusterAdminToken)
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
@@ -179,6 +183,40 @@ func (n *nodeProc) search(text string) ([]string, error) {
 		ids = append(ids, x.Identifier+" "+x.Description)
 	}
 	return ids, nil
+}
+
+// call sends a request to node n (with the admin token when admin) and
+// returns the status, the node that answered for the leader and the body.
+func (n *nodeProc) call(method, path string, body any, admin bool) (int, string, []byte) {
+	n.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, "http://"+n.addr+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if admin {
+		req.Header.Set("Authorization", "Bearer "+clusterAdminToken)
+	}
+	resp, err := (&http.Client{Timeout: 40 * time.Second}).Do(req)
+	if err != nil {
+		n.t.Fatalf("%s %s on %s: %v", method, path, n.name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get(fwdNode), b
+}
+
+// ping sends node n an IndexNow ping for host's catalog and wants 200
+// from leader.
+func (n *nodeProc) ping(host, leader string) {
+	n.t.Helper()
+	body := map[string]any{"host": host, "key": clusterPingKey, "urlList": []string{"https://" + host + wellKnown}}
+	code, by, b := n.call(http.MethodPost, "/indexnow", body, false)
+	if code != http.StatusOK || by != leader {
+		n.t.Fatalf("ping for %s at %s: %d from %q (%s), want 200 from the leader %s", host, n.name, code, by, b, leader)
+	}
 }
 
 func waitUntil(t *testing.T, what string, within time.Duration, ok func() bool) time.Duration {
@@ -234,7 +272,7 @@ func (r *clusterRig) startNATSCluster() {
 // newClusterRig starts two Meilisearch replicas and three agentfinder
 // nodes over a NATS cluster of their own (embedded) or of the test's
 // (external, --nats-url).
-func newClusterRig(t *testing.T, external bool) *clusterRig {
+func newClusterRig(t *testing.T, external bool, schedule string) *clusterRig {
 	t.Helper()
 	r := &clusterRig{t: t}
 	ttl := embeddedTTL
@@ -247,6 +285,7 @@ func newClusterRig(t *testing.T, external bool) *clusterRig {
 	for i := range clusterHosts {
 		host := fmt.Sprintf("c%02d.test", i)
 		r.web.SetFile(host, wellKnown, clusterCatalog(host, 1))
+		r.web.SetFile(host, "/"+clusterPingKey+".txt", []byte(clusterPingKey))
 		seeds = append(seeds, host)
 	}
 	dir := t.TempDir()
@@ -267,7 +306,7 @@ func newClusterRig(t *testing.T, external bool) *clusterRig {
 			logf: filepath.Join(dir, fmt.Sprintf("n%d.log", i))}
 		n.args = []string{"serve", "--addr", n.addr, "--data-dir", filepath.Join(dir, n.name), "--node-name", n.name,
 			"--meili-replica", "r0=" + r.reps[0].url, "--meili-replica", "r1=" + r.reps[1].url,
-			"--lease-ttl", ttl.String(), "--schedule", "@every 1s", "--crawl-workers", "4", "--seeds", seedFile,
+			"--lease-ttl", ttl.String(), "--schedule", schedule, "--crawl-workers", "4", "--seeds", seedFile,
 			"--no-embeddings", "--probe=false", "--min-score", "0", "--shutdown-timeout", "3s", "--log-level", "info"}
 		if external {
 			n.args = append(n.args, "--nats-url", strings.Join(r.urls, ","), "--cluster-replicas", "3")
@@ -381,12 +420,83 @@ func (r *clusterRig) allIndexed(live []int, version int, within time.Duration) {
 	})
 }
 
+// hostAt reports whether node i's search finds host's five agents, all at
+// version.
+func (r *clusterRig) hostAt(i int, host string, version int) bool {
+	ids, err := r.nodes[i].search("cluster agent")
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, id := range ids {
+		if strings.HasPrefix(id, "urn:ai:"+host+":") {
+			if !strings.HasSuffix(id, fmt.Sprintf("version %d.", version)) {
+				return false
+			}
+			n++
+		}
+	}
+	return n == 5
+}
+
+// hostIndexed waits until every live node finds host's agents at version.
+func (r *clusterRig) hostIndexed(live []int, host string, version int, within time.Duration) {
+	r.t.Helper()
+	waitUntil(r.t, fmt.Sprintf("%s at version %d on nodes %v", host, version, live), within, func() bool {
+		for _, i := range live {
+			if !r.hostAt(i, host, version) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // setVersion publishes every catalog at version.
 func (r *clusterRig) setVersion(version int) {
 	for i := range clusterHosts {
 		host := fmt.Sprintf("c%02d.test", i)
 		r.web.SetFile(host, wellKnown, clusterCatalog(host, version))
 	}
+}
+
+// logEnd is the write log's last sequence.
+func (r *clusterRig) logEnd(js jetstream.JetStream) uint64 {
+	r.t.Helper()
+	st, err := js.Stream(r.t.Context(), writelog.Stream)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	info, err := st.Info(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+// wroteSince reports whether a node other than not wrote an index write
+// (not a fence) after sequence seq of the log.
+func (r *clusterRig) wroteSince(js jetstream.JetStream, seq uint64, not string) bool {
+	ctx, cancel := context.WithTimeout(r.t.Context(), 5*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, writelog.Stream)
+	if err != nil {
+		return false
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return false
+	}
+	for s := seq + 1; s <= info.State.LastSeq; s++ {
+		m, err := st.GetMsg(ctx, s)
+		if err != nil || m.Subject == writelog.SubjectControl {
+			continue
+		}
+		if m.Header.Get(writelog.HeaderMethod) != writelog.MethodFence && m.Header.Get(writelog.HeaderHolder) != not {
+			return true
+		}
+	}
+	return false
 }
 
 // checkLog reads the whole index write log: tokens never go down, each
@@ -431,7 +541,8 @@ func TestClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three agentfinder processes and two Meilisearch replicas")
 	}
-	r := newClusterRig(t, true)
+	t.Parallel() // with TestClusterEmbedded: most of each is waiting on leases and elections
+	r := newClusterRig(t, true, "@every 1s")
 	all := []int{0, 1, 2}
 	r.allIndexed(all, 1, 90*time.Second)
 	js := r.connect()
@@ -456,12 +567,17 @@ func TestClusterFailover(t *testing.T) {
 	second, tok2 := r.leader(js)
 	si := r.node(second)
 	r.setVersion(3)
+	stoppedAt := r.logEnd(js)
 	r.nodes[si].signal(syscall.SIGSTOP)
 	waitUntil(t, "a leader while "+second+" is stopped", 10*clusterTTL, func() bool {
 		h, tok := r.leader(js)
 		return h != "" && h != second && tok > tok2
 	})
-	time.Sleep(2 * clusterTTL)
+	// Resume it only once the new leader has written: its own writes,
+	// still in flight when it stopped, then come after another term's.
+	waitUntil(t, "a write of the new leader while "+second+" is stopped", 60*time.Second, func() bool {
+		return r.wroteSince(js, stoppedAt, second)
+	})
 	r.nodes[si].signal(syscall.SIGCONT)
 	r.allIndexed(all, 3, 90*time.Second)
 	waitUntil(t, second+" to see its term was over", 20*time.Second, func() bool {
@@ -485,21 +601,67 @@ func TestClusterFailover(t *testing.T) {
 }
 
 // TestClusterEmbedded runs the three nodes as their own NATS cluster
-// (--cluster-listen, --cluster-peers): they crawl, every one answers
-// searches, and when the crawl leader's process (and NATS server) is
-// killed, another node takes over and indexes what changed.
+// (--cluster-listen, --cluster-peers), crawling once an hour so that only
+// IndexNow pings and admin requests crawl again. Every node answers
+// searches; a ping or an admin request at a node that does not lead the
+// crawl is answered by the leader, which crawls; and a ping the leader
+// accepted is crawled by the next leader when the leader's process (and
+// NATS server) is killed before it could finish.
 func TestClusterEmbedded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three agentfinder processes and two Meilisearch replicas")
 	}
-	r := newClusterRig(t, false)
+	t.Parallel() // with TestClusterFailover
+	r := newClusterRig(t, false, "@every 1h")
 	all := []int{0, 1, 2}
 	r.allIndexed(all, 1, 90*time.Second)
 	js := r.connect()
 	first, _ := r.leader(js)
 	li := r.node(first)
-	r.setVersion(2)
+	other := r.nodes[(li+1)%3]
+
+	// IndexNow at a node that does not lead.
+	r.web.SetFile("c00.test", wellKnown, clusterCatalog("c00.test", 2))
+	other.ping("c00.test", first)
+	r.hostIndexed(all, "c00.test", 2, 60*time.Second)
+
+	// The admin endpoints at a node that does not lead.
+	if code, _, _ := other.call(http.MethodGet, "/admin/status", nil, false); code != http.StatusUnauthorized {
+		t.Errorf("admin status without the token: %d, want 401", code)
+	}
+	code, by, b := other.call(http.MethodGet, "/admin/status", nil, true)
+	var status struct {
+		Crawl     bool `json:"crawl"`
+		Scheduler struct {
+			Seeds []struct{ Seed string } `json:"seeds"`
+		} `json:"scheduler"`
+	}
+	if err := json.Unmarshal(b, &status); err != nil || code != http.StatusOK || by != first ||
+		!status.Crawl || len(status.Scheduler.Seeds) != clusterHosts {
+		t.Fatalf("admin status at %s: %d from %q, crawl %v, %d seeds (%v); want 200 from %s, crawling %d seeds",
+			other.name, code, by, status.Crawl, len(status.Scheduler.Seeds), err, first, clusterHosts)
+	}
+	r.web.SetFile("c01.test", wellKnown, clusterCatalog("c01.test", 2))
+	code, by, b = other.call(http.MethodPost, "/admin/crawl", map[string]any{"seeds": []string{"c01.test"}}, true)
+	if code != http.StatusAccepted || by != first || !strings.Contains(string(b), "c01.test") {
+		t.Fatalf("admin crawl at %s: %d from %q: %s; want 202 from %s triggering c01.test", other.name, code, by, b, first)
+	}
+	r.hostIndexed(all, "c01.test", 2, 60*time.Second)
+
+	// A ping the leader accepted, whose crawl it cannot finish (the catalog
+	// answers after a minute), survives the leader's death. c03 changes
+	// too, unpinged: it stays at version 1, so the crawl of c02 is the
+	// ping's, not a recrawl of everything.
+	r.web.Script("c02.test", wellKnown, fixtures.Behavior{Delay: time.Minute})
+	r.web.SetFile("c02.test", wellKnown, clusterCatalog("c02.test", 2))
+	r.web.SetFile("c03.test", wellKnown, clusterCatalog("c03.test", 2))
+	asked := catalogRequests(r.web, "c02.test")
+	other.ping("c02.test", first)
+	waitUntil(t, "the leader fetching c02's catalog", 30*time.Second, func() bool {
+		return catalogRequests(r.web, "c02.test") > asked
+	})
 	r.nodes[li].signal(syscall.SIGKILL)
+	r.web.Unscript("c02.test", wellKnown)
 	// The killed node was also a NATS server, perhaps the leader of the
 	// lease bucket's RAFT group: a new one is elected first (seconds).
 	took := waitUntil(t, "a new crawl leader", 30*time.Second, func() bool {
@@ -507,8 +669,25 @@ func TestClusterEmbedded(t *testing.T) {
 		return h != "" && h != first
 	})
 	t.Logf("crawl leader %s (and its NATS server) killed; another took over after %s (TTL %s)", first, took, embeddedTTL)
-	r.allIndexed(without(all, li), 2, 60*time.Second)
+	live := without(all, li)
+	r.hostIndexed(live, "c02.test", 2, 60*time.Second)
+	for _, i := range live {
+		if !r.hostAt(i, "c03.test", 1) {
+			t.Errorf("%s: c03.test is not at version 1: something but the ping crawled again", r.nodes[i].name)
+		}
+	}
 	r.checkLog(js)
+}
+
+// catalogRequests counts the fixture web's requests for host's catalog.
+func catalogRequests(web *fixtures.Web, host string) int {
+	n := 0
+	for _, rq := range web.RequestsFor(host) {
+		if rq.Path == wellKnown {
+			n++
+		}
+	}
+	return n
 }
 
 func without(list []int, x int) []int {

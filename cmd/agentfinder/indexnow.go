@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -127,6 +128,8 @@ type pingCrawls struct {
 	crawl    bool                                  // this replica crawls
 	newHosts bool
 	seedFile string
+	durable  bool // save queued crawls before answering (the state is the cluster's)
+	log      *slog.Logger
 	addMu    sync.Mutex
 	pinged   *pingedTargets // crawl targets queued by a ping: their results are written at once
 }
@@ -236,6 +239,13 @@ func (p *pingCrawls) Crawl(host string, urls []string) error {
 		p.pinged.mark(t)
 		p.sched.RunNow(t)
 	}
+	// In a cluster, queued crawls are saved with the scheduler's state
+	// before the ping is answered, so the next crawl leader runs them.
+	if p.durable {
+		if err := p.sched.Save(); err != nil {
+			p.log.Warn("the crawls a ping queued were not saved: a new crawl leader would not run them", "host", host, "err", err)
+		}
+	}
 	return nil
 }
 
@@ -289,7 +299,8 @@ func (s *server) buildIndexNow(context.Context) error {
 		return nil
 	}
 	pc := &pingCrawls{sched: s.sched, seeds: &s.seedHosts, held: s.indexer.Holds, groupsOf: s.crawler.CrawledGroups,
-		crawl: s.opts.crawl, newHosts: o.newHosts, seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile), pinged: &s.late.pinged}
+		crawl: s.opts.crawl, newHosts: o.newHosts, seedFile: filepath.Join(s.opts.dataDir, pingedSeedsFile), pinged: &s.late.pinged,
+		durable: s.hooks.schedState != nil, log: s.log}
 	h, err := indexnow.New(indexnow.Config{
 		Keys:      keyFetcher{s.crawler},
 		Crawls:    pc,

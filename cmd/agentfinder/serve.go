@@ -59,6 +59,9 @@ type serveHooks struct {
 	// freshValidators restores the crawler's state but its validators (a
 	// new crawl leader; see freshValidators in cluster.go).
 	freshValidators bool
+	// forward, when set, serves /indexnow and /admin/* by passing them to
+	// the crawl leader (a cluster node; see cluster_forward.go).
+	forward *leaderForwarder
 }
 
 // serveOptions are serve's flags.
@@ -538,12 +541,17 @@ func (s *server) buildHandler(context.Context) error {
 		ErrorLog:            slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		MaxRequestsInFlight: 4,
 	}))
-	if s.opts.adminToken != "" {
-		mux.Handle("/admin/", s.adminHandler(s.opts.adminToken))
-	}
-	if s.indexNow != nil { // public: publishers are not API users
-		mux.Handle("GET /indexnow", s.indexNow)
-		mux.Handle("POST /indexnow", s.indexNow)
+	switch {
+	case s.hooks.forward != nil:
+		s.hooks.forward.mount(mux)
+	default:
+		if s.opts.adminToken != "" {
+			mux.Handle("/admin/", s.adminHandler(s.opts.adminToken))
+		}
+		if s.indexNow != nil { // public: publishers are not API users
+			mux.Handle("GET /indexnow", s.indexNow)
+			mux.Handle("POST /indexnow", s.indexNow)
+		}
 	}
 	mux.Handle("/", api.Handler())
 	s.routes = append(append(s.routes, mux.Patterns()...), api.Routes()...)
