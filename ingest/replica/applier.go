@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -134,12 +135,16 @@ func (a *Applier) run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	log.Info("applier started", "from", start)
+	rctx, stopReports := context.WithCancel(ctx)
+	defer stopReports()
+	report := a.reporter(rctx)
 	for ctx.Err() == nil {
+		// A fetch ends after 256 messages or 500ms; each message is
+		// applied, and reported, as it arrives.
 		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(500*time.Millisecond))
 		if err != nil {
 			return err
 		}
-		var applied uint64
 		for msg := range batch.Messages() {
 			md, err := msg.Metadata()
 			if err != nil {
@@ -148,21 +153,54 @@ func (a *Applier) run(ctx context.Context, log *slog.Logger) error {
 			if err := a.apply(ctx, log, md.Sequence.Stream, msg); err != nil {
 				return err
 			}
-			applied = md.Sequence.Stream
+			report(md.Sequence.Stream)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
 			return err
-		}
-		if applied > 0 {
-			a.report(ctx, applied)
 		}
 	}
 	return nil
 }
 
-func (a *Applier) report(ctx context.Context, seq uint64) {
-	if a.Progress != nil {
-		_, _ = a.Progress.Put(ctx, a.Replica.Name, []byte(strconv.FormatUint(seq, 10)))
+// reporter publishes the replica's progress as soon as it is made: a
+// writer waits for it (Set's GET /tasks/{uid}), so a report must not wait
+// for the end of a fetch. Reports coalesce: while one is being put, only
+// the latest sequence is kept for the next. It stops when ctx ends.
+func (a *Applier) reporter(ctx context.Context) func(seq uint64) {
+	if a.Progress == nil {
+		return func(uint64) {}
+	}
+	var latest atomic.Uint64
+	kick := make(chan struct{}, 1)
+	go func() {
+		var sent uint64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+			}
+			seq := latest.Load()
+			if seq <= sent {
+				continue
+			}
+			if _, err := a.Progress.Put(ctx, a.Replica.Name, []byte(strconv.FormatUint(seq, 10))); err == nil {
+				sent = seq
+				continue
+			}
+			sleep(ctx, 100*time.Millisecond) // then try again
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return func(seq uint64) {
+		latest.Store(seq)
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
 	}
 }
 

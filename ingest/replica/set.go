@@ -5,8 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -43,12 +46,28 @@ type Set struct {
 	mu      sync.RWMutex
 	members []*member
 	logEnd  uint64 // the log's last sequence
-	next    int    // round robin over the read set
 	changed chan struct{}
+
+	// view is who serves reads, rebuilt whenever a member's state changes,
+	// so a search takes no lock and allocates nothing to pick a replica.
+	view atomic.Pointer[readView]
+	next atomic.Uint64 // round robin over the read set
+}
+
+// readView is who serves reads: the read set, and the healthy replicas,
+// most advanced first (stale beats down, when the read set is empty).
+type readView struct {
+	in, healthy []target
+}
+
+// target is a replica with its base URL parsed once.
+type target struct {
+	Replica
+	base *url.URL // nil when Replica.URL does not parse (requests then fail)
 }
 
 type member struct {
-	Replica
+	target
 	healthy bool
 	applied uint64    // last sequence its applier finished
 	moved   time.Time // when applied last grew
@@ -72,8 +91,14 @@ func NewSet(cfg SetConfig) *Set {
 	}
 	s := &Set{cfg: cfg, log: cfg.Logger.With("component", "replicas"), changed: make(chan struct{})}
 	for _, r := range cfg.Replicas {
-		s.members = append(s.members, &member{Replica: r, moved: time.Now()})
+		base, err := url.Parse(strings.TrimRight(r.URL, "/"))
+		if err != nil || base.Host == "" {
+			s.log.Error("replica URL does not parse", "replica", r.Name, "url", r.URL, "err", err)
+			base = nil
+		}
+		s.members = append(s.members, &member{target: target{Replica: r, base: base}, moved: time.Now()})
 	}
+	s.view.Store(&readView{})
 	return s
 }
 
@@ -138,10 +163,31 @@ func (s *Set) check(ctx context.Context) {
 			changed = true
 		}
 	}
+	s.rebuild()
 	if changed {
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}
+}
+
+// rebuild recomputes the read view from the members. s.mu is held.
+func (s *Set) rebuild() {
+	v := &readView{}
+	var best uint64
+	for _, m := range s.members {
+		if m.reading {
+			v.in = append(v.in, m.target)
+		}
+		if m.healthy {
+			if m.applied >= best {
+				best = m.applied
+				v.healthy = append([]target{m.target}, v.healthy...)
+			} else {
+				v.healthy = append(v.healthy, m.target)
+			}
+		}
+	}
+	s.view.Store(v)
 }
 
 func (s *Set) logEndNow(ctx context.Context) uint64 {
@@ -182,33 +228,25 @@ func (s *Set) Status() []Status {
 	return out
 }
 
-// readers returns the replicas that serve reads, starting with the next in
-// turn; when none is caught up it falls back to the healthy ones, most
-// advanced first (stale beats down).
+// pick returns the replicas to try for a read, in order from index k
+// (wrapping around): the read set, starting with the next in turn, or,
+// when none is caught up, the healthy ones, most advanced first.
+func (s *Set) pick() (ts []target, k int) {
+	v := s.view.Load()
+	if len(v.in) == 0 {
+		return v.healthy, 0
+	}
+	return v.in, int(s.next.Add(1) % uint64(len(v.in)))
+}
+
+// readers returns the replicas pick would try, in that order.
 func (s *Set) readers() []Replica {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var in, healthy []Replica
-	var best uint64
-	for _, m := range s.members {
-		if m.reading {
-			in = append(in, m.Replica)
-		}
-		if m.healthy {
-			if m.applied >= best {
-				best = m.applied
-				healthy = append([]Replica{m.Replica}, healthy...)
-			} else {
-				healthy = append(healthy, m.Replica)
-			}
-		}
+	ts, k := s.pick()
+	out := make([]Replica, 0, len(ts))
+	for i := range ts {
+		out = append(out, ts[(k+i)%len(ts)].Replica)
 	}
-	if len(in) == 0 {
-		return healthy
-	}
-	s.next++
-	k := s.next % len(in)
-	return append(in[k:], in[:k]...)
+	return out
 }
 
 // applied returns how far replica name got, as last seen.
@@ -279,6 +317,7 @@ func (s *Set) follow(w jetstream.KeyWatcher) {
 				m.applied, m.moved = seq, time.Now()
 			}
 		}
+		s.rebuild()
 		s.mu.Unlock()
 	}
 }

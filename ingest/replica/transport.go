@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +60,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 // reached.
 func (t *transport) read(r *http.Request) (*http.Response, error) {
 	var body []byte
-	if r.Body != nil {
+	if r.Body != nil && r.Body != http.NoBody {
 		b, err := io.ReadAll(r.Body)
 		r.Body.Close()
 		if err != nil {
@@ -70,8 +69,9 @@ func (t *transport) read(r *http.Request) (*http.Response, error) {
 		body = b
 	}
 	var lastErr error = ErrNoReplica
-	for _, rep := range t.set.readers() {
-		resp, err := t.send(r, rep, body)
+	ts, k := t.set.pick()
+	for i := range ts {
+		resp, err := t.send(r, ts[(k+i)%len(ts)], body)
 		if err == nil {
 			return resp, nil
 		}
@@ -83,13 +83,18 @@ func (t *transport) read(r *http.Request) (*http.Response, error) {
 	return nil, lastErr
 }
 
-func (t *transport) send(r *http.Request, rep Replica, body []byte) (*http.Response, error) {
-	u, err := url.Parse(strings.TrimRight(rep.URL, "/") + r.URL.RequestURI())
-	if err != nil {
-		return nil, err
+func (t *transport) send(r *http.Request, rep target, body []byte) (*http.Response, error) {
+	if rep.base == nil {
+		return nil, fmt.Errorf("replica %s: URL %q does not parse", rep.Name, rep.URL)
 	}
+	u := *rep.base
+	u.Path = rep.base.Path + r.URL.Path
+	if r.URL.RawPath != "" {
+		u.RawPath = rep.base.EscapedPath() + r.URL.RawPath
+	}
+	u.RawQuery = r.URL.RawQuery
 	out := r.Clone(r.Context())
-	out.URL, out.Host, out.RequestURI = u, u.Host, ""
+	out.URL, out.Host, out.RequestURI = &u, u.Host, ""
 	out.Body, out.ContentLength = nil, int64(len(body))
 	if body != nil {
 		out.Body = io.NopCloser(bytes.NewReader(body))
