@@ -72,8 +72,16 @@ type member struct {
 	applied uint64    // last sequence its applier finished
 	moved   time.Time // when applied last grew
 	pending bool      // it has enqueued or processing tasks
+	// settled is how far the replica had applied when a check last found
+	// nothing pending: a write applied later may still be enqueued, so
+	// it is not known to be finished until a later check says so.
+	settled uint64
 	reading bool
 }
+
+// busy reports whether the replica may still be working on a write it was
+// given: tasks pending, or writes applied since a check found none.
+func (m *member) busy() bool { return m.pending || m.settled < m.applied }
 
 // NewSet returns a Set over cfg.Replicas; call Watch to keep it current.
 func NewSet(cfg SetConfig) *Set {
@@ -128,12 +136,18 @@ func (s *Set) check(ctx context.Context) {
 	end := s.logEndNow(ctx)
 	type state struct {
 		healthy, pending bool
+		applied          uint64 // as known before the tasks were asked for
 	}
 	states := make([]state, len(s.members))
+	s.mu.RLock()
+	for i, m := range s.members {
+		states[i].applied = m.applied
+	}
+	s.mu.RUnlock()
 	var wg sync.WaitGroup
 	for i, m := range s.members {
 		wg.Go(func() {
-			var st state
+			st := state{applied: states[i].applied}
 			var tasks struct {
 				Total int `json:"total"`
 			}
@@ -153,6 +167,9 @@ func (s *Set) check(ctx context.Context) {
 	for i, m := range s.members {
 		st := states[i]
 		m.healthy, m.pending = st.healthy, st.pending
+		if st.healthy && !st.pending {
+			m.settled = max(m.settled, st.applied)
+		}
 		lag := s.logEnd - min(m.applied, s.logEnd)
 		stalled := lag > 0 && time.Since(m.moved) > s.cfg.MaxStall
 		reading := m.healthy && lag <= s.cfg.MaxLag && !stalled
@@ -212,7 +229,7 @@ type Status struct {
 	Healthy bool   `json:"healthy"`
 	Applied uint64 `json:"applied"`
 	Lag     uint64 `json:"lag"`
-	Pending bool   `json:"pending"` // it has tasks enqueued or processing
+	Pending bool   `json:"pending"` // it has tasks enqueued or processing, or may have (writes applied since the last check)
 	Reading bool   `json:"reading"`
 }
 
@@ -223,7 +240,7 @@ func (s *Set) Status() []Status {
 	out := make([]Status, len(s.members))
 	for i, m := range s.members {
 		out[i] = Status{Name: m.Name, URL: m.URL, Healthy: m.healthy, Applied: m.applied,
-			Lag: s.logEnd - min(m.applied, s.logEnd), Pending: m.pending, Reading: m.reading}
+			Lag: s.logEnd - min(m.applied, s.logEnd), Pending: m.busy(), Reading: m.reading}
 	}
 	return out
 }
@@ -292,7 +309,7 @@ func (s *Set) caughtUp(seq uint64) bool {
 		if !m.reading {
 			continue
 		}
-		if m.applied < seq || m.pending {
+		if m.applied < seq || m.busy() {
 			return false
 		}
 		n++
