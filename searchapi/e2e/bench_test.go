@@ -47,7 +47,8 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	client := meili.NewHTTPClient(10 * time.Second) // keep-alive, no gzip: the same transport settings both ways
 	// The engine the server runs, built alike, for the direct path's plans.
 	direct := meili.New(ms.URL, ms.APIKey)
-	eng, err := search.New(search.Config{Index: name, Meili: direct, PublicURL: "http://bench.example", QueryRewriter: query.Rewrite}, nil)
+	prof := newProfile()
+	eng, err := search.New(search.Config{Index: name, Meili: direct, PublicURL: "http://bench.example", QueryRewriter: query.Rewrite, Stage: prof.record}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,6 +56,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	// The query mix: one to four words with and without a type filter.
 	type benchQuery struct {
 		body   []byte
+		q      *search.Query
 		direct func(ctx context.Context) error
 	}
 	var queries []benchQuery
@@ -83,7 +85,7 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		// of the term sub-queries, one fetch of the page), the same ones
 		// localSearch sends, without the handler.
 		p := eng.Plan(sq, nil)
-		queries = append(queries, benchQuery{body: body, direct: func(ctx context.Context) error {
+		queries = append(queries, benchQuery{body: body, q: sq, direct: func(ctx context.Context) error {
 			res, err := hybrid.Search(ctx, direct, p)
 			if err != nil {
 				return err
@@ -97,6 +99,29 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		}})
 	}
 	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
+	// The profile of a request, in process and over HTTP (the same engine
+	// configuration, keyword only).
+	inProcess := func(i int) error {
+		q := *queries[i].q
+		ans, err := eng.Search(context.Background(), &q, nil)
+		if err != nil {
+			return err
+		}
+		t := time.Now()
+		_ = ans.Encode()
+		prof.record(context.Background(), "encode", time.Since(t))
+		return nil
+	}
+	miss, hit, httpRest, _, perrs := profilePasses(prof, len(queries), min(ops, 640), inProcess, func(i int) error {
+		return api(context.Background(), queries[i].body)
+	})
+	if perrs > 0 {
+		b.Fatalf("%d profiled searches failed", perrs)
+	}
+	b.Logf("profile, %d records, keyword only, %d requests a pass, mean ms per request (share):", n, len(queries))
+	b.Logf("new requests: %s", formatProfile(miss, httpRest))
+	b.Logf("repeated requests: %s", formatProfile(hit, httpRest))
+
 	// Warm up both paths (connections, caches).
 	for _, q := range queries {
 		if err := q.direct(context.Background()); err != nil {

@@ -109,27 +109,66 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	r.fillDefaults()
 	attrs, want := r.retrieve()
 	queries := r.queries(attrs)
+	results, err := multiSearch(ctx, c, queries)
+	if err != nil {
+		return Result{}, err
+	}
+	return r.fuse(results, want)
+}
+
+// Scaled runs base and r in one multi-search request (one round trip
+// instead of two) and fuses each: base as Search would, r weighing its
+// terms by base's document counts (r.Counts from base's Total and
+// TermDocs), as Search of r with those counts would.
+func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result, err error) {
+	base.fillDefaults()
+	r.fillDefaults()
+	battrs, bwant := base.retrieve()
+	rattrs, rwant := r.retrieve()
+	bq := base.queries(battrs)
+	results, err := multiSearch(ctx, c, append(bq, r.queries(rattrs)...))
+	if err != nil {
+		return Result{}, Result{}, err
+	}
+	if baseRes, err = base.fuse(results[:len(bq)], bwant); err != nil {
+		return Result{}, Result{}, err
+	}
+	r.Counts = &Counts{Docs: baseRes.Total, TermDocs: baseRes.TermDocs}
+	res, err = r.fuse(results[len(bq):], rwant)
+	return baseRes, res, err
+}
+
+// multiSearch sends queries as one multi-search request and returns their
+// answers in order.
+func multiSearch(ctx context.Context, c Client, queries []*meilisearch.SearchRequest) ([]meilisearch.SearchResponse, error) {
 	resp, err := c.MultiSearchWithContext(ctx, &meilisearch.MultiSearchRequest{Queries: queries})
 	if err != nil {
-		return Result{}, fmt.Errorf("hybrid search: %w", err)
+		return nil, fmt.Errorf("hybrid search: %w", err)
 	}
 	if len(resp.Results) != len(queries) {
-		return Result{}, fmt.Errorf("%w: %d results for %d queries", ErrBadResponse, len(resp.Results), len(queries))
+		return nil, fmt.Errorf("%w: %d results for %d queries", ErrBadResponse, len(resp.Results), len(queries))
 	}
+	return resp.Results, nil
+}
+
+// fuse fuses the answers of r's queries (r.queries, in order) into one
+// ranking; want holds the preferred values (r.retrieve).
+func (r Request) fuse(results []meilisearch.SearchResponse, want map[string]bool) (Result, error) {
 	var preferred map[string]bool
 	if want != nil {
 		preferred = map[string]bool{}
 	}
 	var sem []query.Hit
+	var err error
 	if r.Vector != nil {
-		if sem, err = scoredHits(resp.Results[0].Hits, r.IDField, r.Prefer, want, preferred); err != nil {
+		if sem, err = scoredHits(results[0].Hits, r.IDField, r.Prefer, want, preferred); err != nil {
 			return Result{}, err
 		}
 	}
 	tr := make([]query.TermResult, len(r.Terms))
 	termDocs := make([]int, len(r.Terms))
 	for i, t := range r.Terms {
-		res := resp.Results[i+1]
+		res := results[i+1]
 		hits, err := scoredHits(res.Hits, r.IDField, r.Prefer, want, preferred)
 		if err != nil {
 			return Result{}, err
@@ -137,7 +176,7 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 		tr[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
 		termDocs[i] = tr[i].TotalHits
 	}
-	total := int(resp.Results[0].EstimatedTotalHits)
+	total := int(results[0].EstimatedTotalHits)
 	if c := r.Counts; c != nil && len(c.TermDocs) == len(tr) {
 		total = c.Docs
 		for i := range tr {

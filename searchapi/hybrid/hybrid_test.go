@@ -3,6 +3,7 @@ package hybrid
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -195,4 +196,52 @@ func TestSearchPrefer(t *testing.T) {
 	if len(pref.Preferred) != 1 || !pref.Preferred["urn:ai:c.test:mcp:hotels"] || plain.Preferred != nil {
 		t.Errorf("Preferred = %v (plain %v)", pref.Preferred, plain.Preferred)
 	}
+}
+
+// TestScaledOneRoundTrip: Scaled answers a filtered request and its
+// unfiltered base in one multi-search, as two Searches would (the filtered
+// one weighing its terms by the base's counts).
+func TestScaledOneRoundTrip(t *testing.T) {
+	srv, index := newIndex(t)
+	ctx := context.Background()
+	base := Request{Index: index, Text: "compare daily hotel rates", Vector: []float32{0.6, 0, 0.8}}
+	r := base
+	r.Filter = "type = agent"
+	calls := &countingClient{c: srv.Client}
+	gotBase, got, err := Scaled(ctx, calls, base, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.n != 1 {
+		t.Errorf("Scaled made %d round trips, want 1", calls.n)
+	}
+	wantBase, err := Search(ctx, srv.Client, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Counts = &Counts{Docs: wantBase.Total, TermDocs: wantBase.TermDocs}
+	want, err := Search(ctx, srv.Client, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotBase, wantBase) {
+		t.Errorf("base = %+v, want %+v", gotBase, wantBase)
+	}
+	if !reflect.DeepEqual(got, want) || got.Total != gotBase.Total {
+		t.Errorf("filtered = %+v, want %+v (the base's total)", got, want)
+	}
+	if slices.Contains(ids(got), "urn:ai:c.test:mcp:hotels") || !slices.Contains(ids(gotBase), "urn:ai:c.test:mcp:hotels") {
+		t.Errorf("the filter must apply to the filtered ranking only: %v / %v", ids(got), ids(gotBase))
+	}
+}
+
+// countingClient counts multi-search round trips.
+type countingClient struct {
+	c Client
+	n int
+}
+
+func (c *countingClient) MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error) {
+	c.n++
+	return c.c.MultiSearchWithContext(ctx, q)
 }

@@ -88,6 +88,13 @@ type Config struct {
 	// Unseeded, when set, reports whether the registry crawls with no
 	// seeds at all: an empty first page then says so (UnseededReason).
 	Unseeded func() bool
+	// Stage, when set, is told how long each step of a local search took
+	// (the Stage constants), in order: a profile of the request path.
+	Stage func(ctx context.Context, stage string, d time.Duration)
+	// QueryCacheSize bounds the cache of prepared queries (a text's
+	// keyword terms and query vector): 0 means DefaultQueryCacheSize, a
+	// negative size turns it off.
+	QueryCacheSize int
 }
 
 // Engine answers searches, lookups, listings and facet counts over one
@@ -106,6 +113,7 @@ type Engine struct {
 	// minScore is the default cut-off (Config.MinScore, within 0..100).
 	minScore *int
 	talk     smallTalkVectors
+	prepared *queryCache
 }
 
 // New validates cfg and returns an Engine. logger nil discards logs.
@@ -140,6 +148,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		s.minScore = &m
 	}
 	s.sourceJSON = mustJSON(s.publicURL)
+	s.prepared = newQueryCache(cfg.QueryCacheSize)
 	if s.now == nil {
 		s.now = time.Now
 	}

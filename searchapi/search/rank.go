@@ -153,7 +153,7 @@ func (s *Engine) searchTerms(text string) []string {
 // (Server.smallTalk). It returns nil without an embedder or when embedding
 // fails (keyword only).
 func (s *Engine) queryVector(ctx context.Context, text string) []float32 {
-	if s.cfg.Embedder == nil || strings.TrimSpace(text) == "" {
+	if !s.embeds(text) {
 		return nil
 	}
 	texts := []string{text}
@@ -178,10 +178,16 @@ func (s *Engine) queryVector(ctx context.Context, text string) []float32 {
 // to every sub-query), its preferred tags and its vector (nil: keyword only,
 // never a semanticRatio of 0, which the Go client drops).
 func (s *Engine) newPlan(q *Query, vec []float32) hybrid.Request {
+	return s.planOf(q, preparedQuery{terms: s.searchTerms(q.Text), vec: vec})
+}
+
+// planOf is newPlan with the request's terms and vector prepared.
+func (s *Engine) planOf(q *Query, p preparedQuery) hybrid.Request {
+	terms, vec := p.terms, p.vec
 	r := hybrid.Request{
 		Index:         s.cfg.Index,
 		Text:          q.Text,
-		Terms:         s.searchTerms(q.Text),
+		Terms:         terms,
 		Vector:        vec,
 		Filter:        s.filter(q).Filter(),
 		KeywordWeight: s.keywordWeight,
@@ -226,6 +232,13 @@ func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedRes
 	if err != nil {
 		return rankedResult{}, err
 	}
+	return s.deepen(ctx, r, first, n)
+}
+
+// deepen is ranked given the first tier of r's ranking (first, fused with
+// r.Limit 0): the deep tier is fetched when first holds fewer than n
+// results.
+func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Result, n int) (rankedResult, error) {
 	res := rankedResult{Hits: first.Hits, Shallow: len(first.Hits), Preferred: first.Preferred,
 		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total}
 	if len(first.Hits) >= n {
@@ -289,11 +302,14 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if limit <= 0 {
 		return out, nil
 	}
-	vec := s.queryVector(ctx, q.Text)
-	res, scale, err := s.scaled(ctx, q, vec, offset+limit+1)
+	w := s.stopwatch(ctx)
+	prep := s.prepare(ctx, q.Text, &w)
+	vec := prep.vec
+	res, scale, err := s.scaled(ctx, q, prep, offset+limit+1)
 	if err != nil {
 		return out, err
 	}
+	w.lap(StageSearch)
 	pool := scale.Hits[:min(poolSize, scale.Shallow)]
 	present, rest := split(res.Hits, pool)
 	n := present + len(rest)
@@ -312,6 +328,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if err != nil {
 		return out, err
 	}
+	w.lap(StageFetch)
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
 	out.Rel = rel
@@ -340,6 +357,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if out.Best < 0 && n > 0 {
 		out.Best = score.Percent(scoreAt(0))
 	}
+	w.lap(StageRerank)
 	qt := normalize.Terms(q.Text) // for evidence and matched tools
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))
@@ -352,6 +370,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if n > offset+limit && rel.mayPass(poolScores, offset+limit, out.Best, cut) {
 		out.Next = offset + limit
 	}
+	w.lap(StageHits)
 	return out, nil
 }
 
@@ -360,19 +379,26 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 // own; otherwise the ranking under the base filter alone, whose document
 // counts the filtered search weighs its terms by. A record's score then
 // depends on the request and the index, never on the filter that kept it.
-func (s *Engine) scaled(ctx context.Context, q *Query, vec []float32, n int) (res, scale rankedResult, err error) {
-	plan := s.newPlan(q, vec)
+func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int) (res, scale rankedResult, err error) {
+	plan := s.planOf(q, prep)
 	if len(s.userFilters(q)) == 0 {
 		res, err = s.ranked(ctx, plan, n)
 		return res, res, err
 	}
 	base := plan
 	base.Filter = s.baseFilter(q).Filter()
-	if scale, err = s.ranked(ctx, base, poolSize); err != nil {
+	// Both first tiers in one round trip; the deep tiers, when a page
+	// reaches past them, apart.
+	base.Limit, plan.Limit = 0, 0
+	bfirst, first, err := hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
+	if err != nil {
+		return res, scale, err
+	}
+	if scale, err = s.deepen(ctx, base, bfirst, poolSize); err != nil {
 		return res, scale, err
 	}
 	plan.Counts = &hybrid.Counts{Docs: scale.Total, TermDocs: scale.TermDocs}
-	res, err = s.ranked(ctx, plan, n)
+	res, err = s.deepen(ctx, plan, first, n)
 	return res, scale, err
 }
 
