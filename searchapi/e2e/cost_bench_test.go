@@ -225,9 +225,10 @@ func (w *costWorld) versusNative(b *testing.B, eng *search.Engine, api func(i in
 	}
 	const rounds = 10
 	per := max(1, ops/(2*rounds))
+	meter := newCPUMeter(w.ms.URL)
 	for _, clients := range []int{1, 8} {
 		var lat [2][]time.Duration
-		var took [2]time.Duration
+		var took, cpuSelf, cpuMeili [2]time.Duration
 		var errs int64
 		for round := range rounds {
 			for k := range 2 {
@@ -236,13 +237,20 @@ func (w *costWorld) versusNative(b *testing.B, eng *search.Engine, api func(i in
 				if side == 1 {
 					call = api
 				}
+				s0, m0 := meter.read()
 				l, e, n := concurrently(clients, per, round*per, len(w.texts), call)
+				s1, m1 := meter.read()
 				lat[side], took[side], errs = append(lat[side], l...), took[side]+e, errs+n
+				cpuSelf[side] += s1 - s0
+				cpuMeili[side] += m1 - m0
 			}
 		}
 		mqps := float64(len(lat[0])) / took[0].Seconds()
 		aqps := float64(len(lat[1])) / took[1].Seconds()
 		mp50, ap50 := pct(lat[0], 50), pct(lat[1], 50)
+		perReq := func(d time.Duration, side int) float64 { return ms2(d) / float64(len(lat[side])) }
+		mcpu := perReq(cpuSelf[0]+cpuMeili[0], 0)
+		acpu := perReq(cpuSelf[1]+cpuMeili[1], 1)
 		c := fmt.Sprintf("%dc", clients)
 		b.ReportMetric(ms2(mp50), "meili_hybrid_p50_ms_"+c)
 		b.ReportMetric(ms2(ap50), "search_p50_ms_"+c)
@@ -250,8 +258,12 @@ func (w *costWorld) versusNative(b *testing.B, eng *search.Engine, api func(i in
 		b.ReportMetric(mqps, "meili_hybrid_qps_"+c)
 		b.ReportMetric(aqps, "search_qps_"+c)
 		b.ReportMetric(aqps/mqps, "qps_ratio_"+c)
+		b.ReportMetric(mcpu, "meili_hybrid_cpu_ms_"+c)
+		b.ReportMetric(acpu, "search_cpu_ms_"+c)
 		b.Logf("%d client(s), %d records: Meilisearch hybrid p50 %.2f p99 %.2f ms %.0f q/s | POST /search p50 %.2f p99 %.2f ms %.0f q/s | p50 x%.2f (target <= 3 at 1 client), q/s x%.2f (target >= 0.4 at 8), errors %d",
 			clients, w.records, ms2(mp50), ms2(pct(lat[0], 99)), mqps, ms2(ap50), ms2(pct(lat[1], 99)), aqps, float64(ap50)/float64(mp50), aqps/mqps, errs)
+		b.Logf("%d client(s), CPU ms a request (this process: clients and server; Meilisearch): Meilisearch hybrid %.2f (%.2f + %.2f) | POST /search %.2f (%.2f + %.2f) | x%.2f",
+			clients, mcpu, perReq(cpuSelf[0], 0), perReq(cpuMeili[0], 0), acpu, perReq(cpuSelf[1], 1), perReq(cpuMeili[1], 1), acpu/mcpu)
 	}
 }
 
