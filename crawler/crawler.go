@@ -38,6 +38,14 @@ type Sink interface {
 	Put(ctx context.Context, res normalize.CatalogResult) error
 }
 
+// BatchSink is an optional interface of a Sink: PutAll takes several
+// results at once, to be applied in order exactly as Put would apply each.
+// An MCP registry walk hands on a page's servers (one result each) through
+// it, so the sink can write them in batches as large as a catalog's.
+type BatchSink interface {
+	PutAll(ctx context.Context, results []normalize.CatalogResult) error
+}
+
 // Holder is an optional interface of a Sink. Holds reports whether the sink
 // has durably applied a successful fetch of catalog (the final URL of a
 // CatalogResult): a result only queued, or whose write failed, is not held.

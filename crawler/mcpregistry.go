@@ -254,11 +254,14 @@ func (w *walk) take(ctx context.Context, page normalize.RegistryPage) {
 			w.allVersions(ctx, name)
 		}
 	}
-	// The page's records go to the sink back to back, so ingest writes
-	// them (and embeds their texts) as one batch.
+	// The page's results go to the sink together (BatchSink), so ingest
+	// writes them (and embeds their texts) with the pages queued beside
+	// them, as one batch.
+	results := make([]normalize.CatalogResult, 0, len(names))
 	for _, name := range names {
-		w.put(ctx, name)
+		results = append(results, w.result(name))
 	}
+	w.s.handAll(ctx, results)
 }
 
 // allVersions replaces, in an incremental walk, the versions of name the
@@ -288,9 +291,9 @@ func (w *walk) allVersions(ctx context.Context, name string) {
 	w.versions[name] = all
 }
 
-// put hands the sink the record of one server name, or an empty result
-// that removes it when every version is deleted.
-func (w *walk) put(ctx context.Context, name string) {
+// result is the sink's result for one server name: its record, or an
+// empty result that removes it when every version is deleted.
+func (w *walk) result(name string) normalize.CatalogResult {
 	s := w.s
 	now := s.c.cfg.Now()
 	rec, probs, ok := normalize.RegistryRecord(w.versions[name], normalize.RegistryOptions{Registry: w.base, Now: now})
@@ -304,7 +307,7 @@ func (w *walk) put(ctx context.Context, name string) {
 	}
 	s.markVisibility(&cr, w.t)
 	s.c.metrics.catalog(&cr)
-	s.hand(ctx, cr)
+	return cr
 }
 
 // finish settles the walk's state: a walk that ended keeps its
@@ -358,15 +361,41 @@ func (s *session) hand(ctx context.Context, cr normalize.CatalogResult) {
 	}
 	cr.Urgent = s.opts.Urgent
 	if err := s.c.sink.Put(ctx, cr); err != nil {
-		s.c.metrics.sinkError()
-		s.c.log.Error("sink put", "url", cr.Catalog, "err", err)
-		s.mu.Lock()
-		s.report.Totals.SinkErrors++
-		if s.sinkErr == nil {
-			s.sinkErr = err
-		}
-		s.mu.Unlock()
+		s.sinkFailed(err, cr.Catalog, 1)
 	}
+}
+
+// handAll gives results to the sink together when it is a BatchSink, else
+// one by one, counting failures.
+func (s *session) handAll(ctx context.Context, results []normalize.CatalogResult) {
+	bs, ok := s.c.sink.(BatchSink)
+	if !ok || len(results) == 0 {
+		for _, cr := range results {
+			s.hand(ctx, cr)
+		}
+		return
+	}
+	for i := range results {
+		results[i].Urgent = s.opts.Urgent
+	}
+	if err := bs.PutAll(ctx, results); err != nil {
+		s.sinkFailed(err, results[0].Catalog, len(results))
+	}
+}
+
+// sinkFailed counts n results the sink refused with err (the first of them
+// from url).
+func (s *session) sinkFailed(err error, url string, n int) {
+	for range n {
+		s.c.metrics.sinkError()
+	}
+	s.c.log.Error("sink put", "url", url, "results", n, "err", err)
+	s.mu.Lock()
+	s.report.Totals.SinkErrors += n
+	if s.sinkErr == nil {
+		s.sinkErr = err
+	}
+	s.mu.Unlock()
 }
 
 // maxWalkProblems bounds the problems one walk reports.

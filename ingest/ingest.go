@@ -1,10 +1,11 @@
 // Package ingest owns the Meilisearch index of Agent Finder: its settings,
 // every write to it, and the rules that decide which record stands when
 // catalogs disagree. The crawler hands it one CatalogResult per fetched
-// catalog through Put; ingest applies the sync rules, batches the writes
-// across catalogs, awaits each Meilisearch task, and retries while
-// Meilisearch is unreachable, slowing the crawler down instead of dropping
-// anything.
+// catalog through Put (an MCP registry walk hands on a page of one-server
+// results at once through PutAll); ingest applies the sync rules, batches
+// the writes across catalogs, awaits each Meilisearch task, and retries
+// while Meilisearch is unreachable, slowing the crawler down instead of
+// dropping anything.
 //
 // Who owns which record is kept in the index itself: every document carries
 // sourceCatalog and lostClaims (the other catalogs' claims on its identifier
@@ -37,6 +38,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -54,12 +56,16 @@ type Config struct {
 	// Embedder, when set, makes every document carry user-provided vectors
 	// for normalize.EmbedderName. Nil: no embedder setting, no vectors.
 	Embedder Embedder
-	// QueueSize bounds the results waiting to be applied; Put blocks when it
-	// is full. Default 256.
+	// QueueSize bounds the entries waiting to be applied (a Put's result,
+	// or the results of one PutAll); Put and PutAll block when it is full.
+	// Default 256.
 	QueueSize int
 	// BatchSize is the number of queued document changes that triggers a
 	// write; one write goes out as tasks of at most 5000 documents, enqueued
-	// together. Default 20000.
+	// together. Default 20000, or 5000 with an Embedder: a batch's documents
+	// are held with their vectors, and encoded, until it is written, and
+	// 5000 of them already take the embedder long enough that a larger
+	// batch would save Meilisearch little.
 	BatchSize int
 	// FlushInterval is how long a batch waits for more results before it is
 	// written, when results are arriving back to back; a result that finds
@@ -114,6 +120,9 @@ func (c *Config) defaults() {
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 20000
+		if c.Embedder != nil {
+			c.BatchSize = chunkDocs
+		}
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 10 * time.Millisecond
@@ -210,7 +219,8 @@ type Indexer struct {
 	optOut []string
 
 	queue   chan item
-	mu      sync.RWMutex // held for reading by senders; Close takes it to seal the queue
+	grouped *semaphore.Weighted // results queued by PutAll (see maxGrouped)
+	mu      sync.RWMutex        // held for reading by senders; Close takes it to seal the queue
 	closed  bool
 	closing chan struct{} // closed by Close: senders stop
 	sealed  chan struct{} // closed once no sender can still send
@@ -236,7 +246,8 @@ type Indexer struct {
 }
 
 type item struct {
-	res    *normalize.CatalogResult
+	res    []*normalize.CatalogResult // applied in order
+	weight int64                      // of grouped, held from PutAll until the worker takes it
 	flush  chan error
 	health *healthUpdate
 	start  *crawlStart
@@ -263,6 +274,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		sources:   cfg.Index + "_sources",
 		vcache:    &vectorCache{max: 4096},
 		queue:     make(chan item, cfg.QueueSize),
+		grouped:   semaphore.NewWeighted(int64(maxGrouped(cfg))),
 		closing:   make(chan struct{}),
 		sealed:    make(chan struct{}),
 		done:      make(chan struct{}),
@@ -375,8 +387,46 @@ func (ix *Indexer) optOutDocs(docs []*normalize.Document) {
 // ctx ends or the indexer is closed; once Put returned nil the result will
 // be applied. The indexer keeps res; the caller must not modify it after.
 func (ix *Indexer) Put(ctx context.Context, res normalize.CatalogResult) error {
-	return ix.send(ctx, item{res: &res, urgent: res.Urgent})
+	return ix.send(ctx, item{res: []*normalize.CatalogResult{&res}, urgent: res.Urgent})
 }
+
+// PutAll queues results to be applied one after another, each exactly as
+// Put would apply it, as one entry of the queue. A producer of many small
+// results (an MCP registry walk hands on one per server) thus fills the
+// writer's batches as a catalog of as many records would: while one batch
+// is written, the queue holds up to QueueSize such groups instead of
+// QueueSize single records, and the next batch takes them all, so a walk
+// is written (and embedded) in a few large batches, not in hundreds of
+// small ones, each a Meilisearch task whose cost grows with the index.
+// Like Put, it blocks while the queue is full, and also while the results
+// PutAll queued would be more than a batch (maxGrouped); the indexer keeps
+// results.
+func (ix *Indexer) PutAll(ctx context.Context, results []normalize.CatalogResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	rs := make([]*normalize.CatalogResult, len(results))
+	urgent := false
+	for i := range results {
+		rs[i] = &results[i]
+		urgent = urgent || results[i].Urgent
+	}
+	w := min(int64(len(rs)), int64(maxGrouped(ix.cfg)))
+	if err := ix.grouped.Acquire(ctx, w); err != nil {
+		return err
+	}
+	if err := ix.send(ctx, item{res: rs, weight: w, urgent: urgent}); err != nil {
+		ix.grouped.Release(w)
+		return err
+	}
+	return nil
+}
+
+// maxGrouped bounds the results PutAll keeps queued: one batch's worth,
+// so the next batch is ready while one is written, and a producer that
+// outruns the writer (a registry walk does) holds no more than that in
+// memory beside the batch being written.
+func maxGrouped(cfg Config) int { return cfg.BatchSize }
 
 func (ix *Indexer) send(ctx context.Context, it item) error {
 	ix.mu.RLock()

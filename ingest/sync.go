@@ -299,6 +299,9 @@ func (b *batch) patch(id, field string, v any) {
 // add applies one queued item to the in-memory state and records the
 // writes it needs in b.
 func (ix *Indexer) add(ctx context.Context, b *batch, it item) {
+	if it.weight > 0 {
+		ix.grouped.Release(it.weight)
+	}
 	if it.flush != nil {
 		b.flushes = append(b.flushes, it.flush)
 		b.forced = true
@@ -316,7 +319,9 @@ func (ix *Indexer) add(ctx context.Context, b *batch, it item) {
 		it.tools.held <- ix.setTools(ctx, b, it.tools)
 		return
 	}
-	b.results = append(b.results, ix.apply(b, len(b.results), it.res))
+	for _, res := range it.res {
+		b.results = append(b.results, ix.apply(b, len(b.results), res))
+	}
 	if it.urgent {
 		b.forced = true
 	}

@@ -56,6 +56,7 @@ func summarize(rep *crawler.Report) scheduler.Result {
 // Compile-time checks of what serve wires.
 var (
 	_ crawler.Sink         = (*ingest.Indexer)(nil)
+	_ crawler.BatchSink    = (*ingest.Indexer)(nil) // a registry walk hands on a page at a time
 	_ crawler.Holder       = (*ingest.Indexer)(nil)
 	_ crawler.Flusher      = (*ingest.Indexer)(nil) // a registry walk's high-water mark waits for it
 	_ crawler.Flusher      = probedSink{}

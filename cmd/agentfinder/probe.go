@@ -105,10 +105,23 @@ func (s probedSink) Put(ctx context.Context, res normalize.CatalogResult) error 
 	return nil
 }
 
+// PutAll queues results in ingest together and hands their records to
+// the prober.
+func (s probedSink) PutAll(ctx context.Context, results []normalize.CatalogResult) error {
+	if err := s.Indexer.PutAll(ctx, results); err != nil {
+		return err
+	}
+	for _, res := range results {
+		s.prober.Observe(res.Catalog, res.Records)
+	}
+	return nil
+}
+
 var (
-	_ crawler.Sink   = probedSink{}
-	_ crawler.Holder = probedSink{}
-	_ probe.Sink     = (*healthSink)(nil)
+	_ crawler.BatchSink = probedSink{}
+	_ crawler.Sink      = probedSink{}
+	_ crawler.Holder    = probedSink{}
+	_ probe.Sink        = (*healthSink)(nil)
 )
 
 // buildProber makes the prober (unless --probe=false or --crawl=false) over

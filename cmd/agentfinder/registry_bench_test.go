@@ -73,6 +73,7 @@ func BenchmarkRegistryWalk(b *testing.B) {
 		}
 		walkTime := walk.Sub(first[0].Time)
 		rss := child.peakRSS()
+		batches, tasks := child.metric("agentfinder_ingest_batches_total"), child.metric("agentfinder_ingest_tasks_total")
 
 		ch := reg.Change(changed)
 		start := time.Now()
@@ -88,6 +89,7 @@ func BenchmarkRegistryWalk(b *testing.B) {
 		b.ReportMetric(float64(rss>>20), "serve-peak-rss-MB")
 		fmt.Fprintf(os.Stderr, "registry walk of %d servers (%d records) to searchable with embeddings: %v | floor %v (embedding alone %v + bulk load %v) | ratio %.2f (target <= 1.3)\n",
 			n, len(recs), walkTime.Round(time.Millisecond), floor.Round(time.Millisecond), floorEmbed.Round(time.Millisecond), floorLoad.Round(time.Millisecond), ratio)
+		fmt.Fprintf(os.Stderr, "the walk was written in %s ingest batches (%s Meilisearch tasks, catalog states included)\n", batches, tasks)
 		fmt.Fprintf(os.Stderr, "incremental run with %d changed servers searchable in %v (target <= 10s) | serve peak RSS %d MB (target <= 600 MB)\n",
 			changed, incremental.Round(time.Millisecond), rss>>20)
 	}
@@ -283,6 +285,26 @@ func (s *benchServe) waitVersions(names []string, version string, limit time.Dur
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// metric returns the value of an unlabelled metric on serve's /metrics
+// ("?" when it cannot be read).
+func (s *benchServe) metric(name string) string {
+	resp, err := http.Get("http://" + s.addr + "/metrics")
+	if err != nil {
+		return "?"
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	if _, err := body.ReadFrom(resp.Body); err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return "?"
 }
 
 // peakRSS returns serve's peak resident set size so far (VmHWM), in bytes.
