@@ -27,6 +27,7 @@ func (r *readmeRunner) agentfinder(c readmeCommand) {
 		t.Errorf("README line %d: %s: not on the PATH demo.env sets: %v", c.line, c.argv[0], err)
 		return
 	}
+	r.pace()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(t.Context(), path, c.argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -63,6 +64,7 @@ func (r *readmeRunner) mcpConfig(b readmeBlock) {
 		for i, a := range sc.Args {
 			args[i] = strings.Replace(a, "127.0.0.1:8080", r.e.srv.addr, 1)
 		}
+		r.pace()
 		client := mcp.NewClient(&mcp.Implementation{Name: "readme-desktop", Version: "1"}, nil)
 		cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: exec.CommandContext(t.Context(), path, args...)}, nil)
 		if err != nil {
@@ -153,6 +155,7 @@ func (r *readmeRunner) pageFilters() {
 			t.Fatal(err)
 		}
 		req.Header.Set("Accept", "text/html")
+		r.pace()
 		resp, err := r.e.client.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,9 @@
 package main
 
 // TestREADMECommands runs every command of README.md's shell blocks against
-// a demo like `make run`'s (the fixture web, serve with an admin token, the
-// demo.env file), so the README cannot drift from what the code does.
+// make run's demo (.ci/run.sh itself, with the binary make build builds and
+// the embedding model; see startREADMEDemo), so the README cannot drift
+// from what the code does.
 
 import (
 	"encoding/json"
@@ -11,15 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentfinder/agentfinder/crawler/crawlertest"
-	"github.com/agentfinder/agentfinder/fixtures"
 )
 
 // readmeCommand is one command of a README code block.
@@ -216,6 +213,19 @@ type readmeRunner struct {
 	searches   int
 	mcpConfigs int
 	makefile   string
+	lastSend   time.Time // when the test last sent the demo a request itself
+}
+
+// readmeGap is the least time between two requests the test sends the demo
+// itself: at most 10 a second, half make run's per-client limit
+// (searchapi.DefaultRatePerSecond), which stays on, since the README's
+// commands are for a person copying them one at a time.
+const readmeGap = 100 * time.Millisecond
+
+// pace waits until readmeGap has passed since the test's last request.
+func (r *readmeRunner) pace() {
+	time.Sleep(time.Until(r.lastSend.Add(readmeGap)))
+	r.lastSend = time.Now()
 }
 
 func TestREADMECommands(t *testing.T) {
@@ -253,126 +263,6 @@ func TestREADMECommands(t *testing.T) {
 	}
 }
 
-// startREADMEDemo starts a demo as make run does (the fixture web's demo
-// seeds, the fixture MCP registry among them, serve with an admin token,
-// make run's pace and settings, demo.env as make run writes it) and waits
-// until its crawl and first probes are done. It ranks keyword only: make
-// run embeds with the model, but embedding the demo's real registry
-// servers and A2A cards under the race detector takes minutes, so here a
-// search the cut-off empties is checked with minScore 0 (readmeRunner.cutOff).
-func startREADMEDemo(t *testing.T) *readmeRunner {
-	t.Helper()
-	web := crawlertest.Web(t, fixtures.Options{})
-	info := newFixturesInfo(web, true)
-	e := newE2EOn(t, web, info.Seeds)
-	e.args = append(demoServeArgs(e.args), info.ServeFlags...)
-	// The README's commands run back to back at machine speed, with this
-	// test's own status and probe reads, all from one address: faster than
-	// a person types them and, on a quiet machine, past the per-client
-	// limit (429s). The limiter has its own tests (serve_limits_test.go).
-	e.args = append(e.args, "--rate-limit", "0")
-	e.start()
-	e.waitFor("the first crawl of every seed", 180*time.Second, func() (bool, string) {
-		st := e.status()
-		for _, sd := range info.Seeds {
-			if st[sd].Runs < 1 {
-				return false, sd + " not crawled yet"
-			}
-		}
-		return true, ""
-	})
-	// The README's live-only examples need a signed record whose endpoint
-	// is up: a probe round (MCP conversations, tool lists) can end after
-	// the first up and down verdicts are in.
-	e.waitFor("the first probes: an endpoint up and one down, a signed one up", 180*time.Second, func() (bool, string) {
-		up, down := e.listTotal("health = up"), e.listTotal("health = down")
-		signedUp := e.listTotal("trust.level = signed AND health = up")
-		return up > 0 && down > 0 && signedUp > 0, fmt.Sprintf("%d up, %d down, %d signed and up", up, down, signedUp)
-	})
-
-	// demo.env as make run writes it: the fixture web's own settings, then
-	// what run.sh adds (its own shell function, run here), with this test's
-	// binary as the agentfinder on PATH. The commands also get the index
-	// and Meilisearch of this test (make run's serve uses the defaults).
-	r := &readmeRunner{t: t, e: e, envFile: filepath.Join(e.dataDir, "demo.env")}
-	if err := writeFixturesEnv(r.envFile, info); err != nil {
-		t.Fatal(err)
-	}
-	r.appendMakeRunEnv(linkAgentfinder(t))
-	t.Setenv("AGENTFINDER_INDEX", e.index)
-	t.Setenv("MEILI_URL", e.meili.URL)
-	t.Setenv("MEILI_API_KEY", e.meili.APIKey)
-	t.Setenv("AGENTFINDER_ADMIN_TOKEN", e2eToken)
-	mk, err := os.ReadFile("../../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.makefile = string(mk)
-	return r
-}
-
-// demoServeArgs turns the e2e tests' serve flags into make run's: its pace
-// (hourly crawls), its log level and the default cut-off (keyword only's).
-func demoServeArgs(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		switch args[i] {
-		case "--min-score":
-			i++
-			continue
-		case "--schedule":
-			out = append(out, args[i], "@every 1h")
-			i++
-			continue
-		case "--log-level":
-			out = append(out, args[i], "info")
-			i++
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
-}
-
-// linkAgentfinder makes a directory holding "agentfinder": this test
-// binary, which TestMain runs as the command line under that name.
-func linkAgentfinder(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "bin")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(exe, filepath.Join(dir, "agentfinder")); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// appendMakeRunEnv appends to demo.env what make run adds, written by
-// run.sh's own demo_env function, with binDir as its binary's directory
-// (and no model: this demo ranks keyword only).
-func (r *readmeRunner) appendMakeRunEnv(binDir string) {
-	t := r.t
-	cmd := exec.CommandContext(t.Context(), "bash", "-c", `. ../../.ci/fixtures-lib.sh && demo_env "$@"`, "demo_env",
-		r.e.srv.addr, e2eToken, r.e.dataDir, binDir)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("demo_env of .ci/fixtures-lib.sh: %v", err)
-	}
-	f, err := os.OpenFile(r.envFile, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(out); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // run runs one README command, its variables expanded as it runs (a
 // command may use what an earlier one sourced).
 func (r *readmeRunner) run(c readmeCommand) {
@@ -399,13 +289,23 @@ func (r *readmeRunner) run(c readmeCommand) {
 		if !strings.Contains(strings.Join(c.argv, " "), "docker") && !strings.HasPrefix(c.argv[1], "MEILI_MASTER_KEY=") {
 			t.Errorf("README line %d: %q: no way to run it here", c.line, c.argv)
 		}
-		t.Logf("README line %d: skipped (needs a Docker engine): %s", c.line, strings.Join(c.argv, " "))
+		r.composeCommand(c)
+		t.Logf("README line %d: checked against docker-compose.yml, not run (needs a Docker engine): %s", c.line, strings.Join(c.argv, " "))
 	default:
 		if strings.Contains(c.argv[0], "=") && len(c.argv) > 1 && c.argv[1] == "docker" {
-			t.Logf("README line %d: skipped (needs a Docker engine): %s", c.line, strings.Join(c.argv, " "))
+			r.composeCommand(c)
+			t.Logf("README line %d: checked against docker-compose.yml, not run (needs a Docker engine): %s", c.line, strings.Join(c.argv, " "))
 			return
 		}
 		t.Errorf("README line %d: no way to run %q here: teach TestREADMECommands", c.line, c.argv)
+	}
+}
+
+// composeCommand checks a docker line against docker-compose.yml (no
+// Docker engine runs here).
+func (r *readmeRunner) composeCommand(c readmeCommand) {
+	for _, p := range checkComposeCommand(composeFileText(r.t), c.argv) {
+		r.t.Errorf("README line %d: %s", c.line, p)
 	}
 }
 
@@ -518,11 +418,7 @@ func (r *readmeRunner) curl(c readmeCommand) {
 		return
 	}
 	if n := answerCount(u.Path, raw); n == 0 {
-		if why := r.cutOff(u, body); why != "" {
-			r.t.Logf("README line %d: %s %s finds nothing on the demo (%s)", c.line, method, u.Path, why)
-		} else {
-			r.t.Errorf("README line %d: %s %s finds nothing on the demo:\n%.500s", c.line, method, u.Path, raw)
-		}
+		r.t.Errorf("README line %d: %s %s finds nothing on the demo:\n%.500s", c.line, method, u.Path, raw)
 	}
 	if u.Path == "/search" {
 		r.checkSearch(c, raw)
@@ -602,30 +498,9 @@ func (e *e2e) listTotal(filter string) int {
 	return ans.Total
 }
 
-// cutOff says why an empty POST /search (or ADP) answer is the cut-off's
-// doing, not the demo's: the same request with "minScore": 0 ("min_score"
-// for ADP) finds what the demo holds
-// for it (a filter still lowers the scores of the records it keeps, and
-// how many it keeps varies while the first probes come in). "" when that
-// finds nothing either, or for other requests.
-func (r *readmeRunner) cutOff(u *url.URL, body string) string {
-	key := map[string]string{"/search": "minScore", "/adp/discover": "min_score"}[u.Path]
-	var req map[string]any
-	if key == "" || json.Unmarshal([]byte(body), &req) != nil {
-		return ""
-	}
-	req[key] = 0
-	var ans struct {
-		Results []json.RawMessage `json:"results"`
-	}
-	if code := r.e.do(http.MethodPost, u.Path, req, &ans); code != http.StatusOK || len(ans.Results) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("the cut-off left out the %d results it finds with %s 0", len(ans.Results), key)
-}
-
 // send makes one request of a README example and reads its answer.
 func (r *readmeRunner) send(t *testing.T, method string, u *url.URL, body string, hdr http.Header) (int, []byte, error) {
+	r.pace()
 	req, err := http.NewRequestWithContext(t.Context(), method, u.String(), strings.NewReader(body))
 	if err != nil {
 		return 0, nil, err
