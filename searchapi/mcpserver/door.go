@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
-	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // engineBackend answers the tools (POST /mcp) with the search engine
@@ -78,7 +77,7 @@ func (b engineBackend) Tools(ctx context.Context, text string, limit int) (json.
 		return nil, b.toolError(ctx, "find_tool", err)
 	}
 	return door.MustJSON(search.ToolPairs(q, ans, limit, func(e map[string]json.RawMessage) json.RawMessage {
-		cfg, _ := web.MCPClientConfig(e)
+		cfg, _ := door.MCPClientConfig(e)
 		return cfg
 	})), nil
 }

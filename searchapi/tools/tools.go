@@ -1,8 +1,7 @@
 // Package tools is the door of tool-level requests: GET /tools?q=...&limit=N
 // answers with (server, tool) pairs (search.ToolPairs), each with the
-// server's ready MCP client configuration (searchapi/web, the one the
-// entry's page shows). It imports the engine, searchapi/door and
-// searchapi/web only.
+// server's ready MCP client configuration (door.MCPClientConfig, the one
+// the entry's page shows). It imports the engine and searchapi/door only.
 package tools
 
 import (
@@ -12,7 +11,6 @@ import (
 
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
-	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // Door serves GET /tools over an engine.
@@ -52,6 +50,6 @@ func (d *Door) handleTools(w http.ResponseWriter, r *http.Request) error {
 // ClientConfig is a result's MCP client configuration (nil when it has
 // none), for search.ToolPairs.
 func ClientConfig(entry map[string]json.RawMessage) json.RawMessage {
-	cfg, _ := web.MCPClientConfig(entry)
+	cfg, _ := door.MCPClientConfig(entry)
 	return cfg
 }

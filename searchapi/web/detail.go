@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // NewDetail builds an entry's page from its record as GET
@@ -16,7 +18,7 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 	v := DetailView{
 		Result:          x.result(true, now, nil),
 		FullDescription: x.Description,
-		ArtifactURL:     SafeURL(x.URL),
+		ArtifactURL:     door.SafeURL(x.URL),
 		Version:         x.Version,
 		UpdatedAt:       dateOf(x.UpdatedAt, now),
 		Status:          x.Status,
@@ -25,7 +27,7 @@ func NewDetail(doc map[string]json.RawMessage, now time.Time) DetailView {
 		Queries:         x.RepresentativeQueries,
 		RecordJSON:      indent(doc),
 	}
-	v.Bindings = readBindings(doc)
+	v.Bindings = door.ReadBindings(doc)
 	v.tools(doc, now)
 	v.trust(doc)
 	v.provenance(doc, now)
@@ -50,7 +52,7 @@ func (v *DetailView) trust(doc map[string]json.RawMessage) {
 	_ = json.Unmarshal(raw, &tm)
 	v.TrustIdentity = tm.Identity
 	for _, a := range tm.Attestations {
-		v.Attestations = append(v.Attestations, Attestation{Type: a.Type, URL: SafeURL(a.URI)})
+		v.Attestations = append(v.Attestations, Attestation{Type: a.Type, URL: door.SafeURL(a.URI)})
 	}
 	v.TrustJSON = indent(raw)
 }
@@ -64,7 +66,7 @@ func (v *DetailView) provenance(doc map[string]json.RawMessage, now time.Time) {
 		FetchedAt time.Time `json:"fetchedAt"`
 	}
 	field(doc, "provenance", &p)
-	v.Provenance = Provenance{Catalog: p.Catalog, CatalogURL: SafeURL(p.Catalog), Via: viaLabel(p.Via), Path: p.Path}
+	v.Provenance = Provenance{Catalog: p.Catalog, CatalogURL: door.SafeURL(p.Catalog), Via: viaLabel(p.Via), Path: p.Path}
 	if !p.FetchedAt.IsZero() {
 		v.Provenance.Fetched = Ago(p.FetchedAt, now)
 		v.Provenance.FetchedAt = isoTime(p.FetchedAt)
@@ -130,37 +132,6 @@ func without(list, drop []string) []string {
 	for _, s := range list {
 		if !slices.Contains(drop, s) {
 			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// readBindings reads a record's bindings as the page shows them: URLs
-// that are not safe links (and templates) are text, never links.
-func readBindings(doc map[string]json.RawMessage) []Binding {
-	var bindings []struct {
-		Protocol  string   `json:"protocol"`
-		URL       string   `json:"url"`
-		Transport string   `json:"transport"`
-		Package   string   `json:"package"`
-		Template  bool     `json:"template"`
-		Runtime   string   `json:"runtime"`
-		Args      []string `json:"args"`
-		Env       []string `json:"env"`
-		Headers   []string `json:"headers"`
-	}
-	field(doc, "bindings", &bindings)
-	var out []Binding
-	for _, b := range bindings {
-		u := SafeURL(b.URL)
-		if b.Template {
-			u = b.URL // shown as text to fill in, never as a link
-		}
-		out = append(out, Binding{Protocol: b.Protocol, URL: u, Transport: b.Transport, Package: b.Package,
-			Template: b.Template, Runtime: b.Runtime, Args: b.Args, Env: b.Env, Headers: b.Headers})
-		if b.URL != "" && u == "" {
-			// Shown as text so nothing is hidden, never as a link.
-			out[len(out)-1].Package = joinNonEmpty(b.Package, b.URL)
 		}
 	}
 	return out

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // entry is the part of a search result or record the pages read. Fields
@@ -117,7 +119,7 @@ func (x entry) result(local bool, now time.Time, match func(string) bool) Result
 		Tags:         x.Tags,
 		Capabilities: x.Capabilities,
 		Source:       x.Source,
-		SourceURL:    SafeURL(x.Source),
+		SourceURL:    door.SafeURL(x.Source),
 		Relevance:    int(max(0, min(100, x.Score))),
 		Local:        local,
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -39,21 +38,6 @@ func TypeLabel(mediaType string) (label, class string) {
 		return "unknown type", "other"
 	}
 	return c, "other"
-}
-
-// SafeURL returns u when it is an absolute http or https URL with a host,
-// else "": catalog text never becomes a javascript:, data: or relative link.
-func SafeURL(u string) string {
-	u = strings.TrimSpace(u)
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" || p.User != nil {
-		return ""
-	}
-	switch strings.ToLower(p.Scheme) {
-	case "http", "https":
-		return p.String()
-	}
-	return ""
 }
 
 // Ago says how long before now t was, in words ("3 hours ago"); the zero

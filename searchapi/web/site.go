@@ -248,7 +248,7 @@ func (s *Site) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit
 		if name == "" {
 			name = e.Identifier
 		}
-		v.Referrals = append(v.Referrals, Referral{Name: name, Description: OneLine(e.Description, 160), URL: SafeURL(e.URL)})
+		v.Referrals = append(v.Referrals, Referral{Name: name, Description: OneLine(e.Description, 160), URL: door.SafeURL(e.URL)})
 	}
 	failed := 0
 	for _, o := range ans.Upstreams {

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/agentfinder/agentfinder/searchapi/door"
 )
 
 // Page is what every page's layout needs.
@@ -154,7 +156,7 @@ type DetailView struct {
 	Version         string
 	UpdatedAt       string
 	Status          string
-	Bindings        []Binding
+	Bindings        []door.Binding
 	Skills          []string
 	Examples        []string
 	Queries         []string
@@ -178,18 +180,6 @@ type ToolView struct {
 	Params            []string
 	Hints             string // "read-only", "destructive"
 	Marked            bool   // its text tries to instruct the reader
-}
-
-// Binding is one way to reach the entry.
-type Binding struct {
-	Protocol, URL, Transport, Package string
-	// Template is set when URL still holds {variables} to fill in.
-	Template bool
-	// Runtime, Args, Env and Headers are what a package or remote wants:
-	// the command that runs it, its arguments, the environment variables
-	// and HTTP headers to supply.
-	Runtime            string
-	Args, Env, Headers []string
 }
 
 // Attestation is one trust manifest attestation.

@@ -4,7 +4,7 @@
 // render, and the stylesheet, script and icon they load, all embedded in
 // the binary (no build step, no CDN, no external font). It turns the
 // engine's answers and records into views. Catalog text is untrusted:
-// templates escape it, links are only ever http(s) (SafeURL) and outbound
+// templates escape it, links are only ever http(s) (door.SafeURL) and outbound
 // links carry rel="nofollow noopener". It imports the engine,
 // searchapi/door, federation and normalize, never another door.
 package web
