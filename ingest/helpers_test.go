@@ -151,36 +151,18 @@ func (e *env) tasks() int64 {
 }
 
 // catalog builds an ok CatalogResult from a manifest body fetched from
-// origin, the way the crawler would. Publisher and verification are set
-// here from the URN and the origin host, so the tests do not depend on how
-// far normalize's own verification has come.
+// origin, the way the crawler would: through normalize.Catalog alone, so
+// publisher and verification are normalize's.
 func catalog(t *testing.T, origin, body string) normalize.CatalogResult {
 	t.Helper()
 	now := time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)
 	r := normalize.Catalog([]byte(body), normalize.Options{Origin: origin, Via: normalize.ViaWellKnown, Now: now})
-	host := strings.Split(strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://"), "/")[0]
-	for i := range r.Records {
-		rec := &r.Records[i]
-		if p := urnPublisher(rec.Identifier); p != "" {
-			rec.Publisher = p
-			rec.PublisherVerified = host == p || strings.HasSuffix(host, "."+p)
-		}
-	}
 	if len(r.Records) == 0 && strings.Contains(body, "identifier") {
 		t.Fatalf("catalog %s: no records from %s (problems %v)", origin, body, r.Problems)
 	}
 	// FetchedAt stays zero: ingest then uses its clock, which tests move.
 	return normalize.CatalogResult{Catalog: origin, Via: normalize.ViaWellKnown, Status: normalize.StatusOK,
 		Records: r.Records, Problems: r.Problems}
-}
-
-// urnPublisher returns the domain of urn:air:<domain>:... identifiers.
-func urnPublisher(id string) string {
-	parts := strings.Split(id, ":")
-	if len(parts) >= 3 && parts[0] == "urn" {
-		return strings.ToLower(parts[2])
-	}
-	return ""
 }
 
 // entry returns one manifest entry as JSON.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,70 +26,15 @@ import (
 // testNow is the clock of every test server: after expired-storm expired.
 var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// catalogRecords normalizes a manifest as if fetched from origin. Fields the
-// interim normalize does not derive yet (publisher, verification, compliance,
-// protocols, host) are completed the way docs/ARCHITECTURE.md defines them, only when
-// normalize left them empty, so the tests hold before and after the
-// normalize rewrite lands.
+// catalogRecords normalizes a manifest as if fetched from origin, through
+// normalize.Catalog alone: every field of a record (publisher and its
+// verification, compliance, protocols, host) means what normalize's rules
+// make of it, as in production.
 func catalogRecords(t testing.TB, body []byte, origin string) []normalize.Record {
 	t.Helper()
 	res := normalize.Catalog(body, normalize.Options{Origin: origin, Via: normalize.ViaWellKnown, Now: testNow.Add(-time.Hour)})
 	if len(res.Records) == 0 {
 		t.Fatalf("normalize.Catalog(%s): no records; problems %+v", origin, res.Problems)
-	}
-	var m struct {
-		Host    *normalize.HostInfo `json:"host"`
-		Entries []struct {
-			Identifier    string `json:"identifier"`
-			TrustManifest struct {
-				Attestations []struct {
-					Type string `json:"type"`
-				} `json:"attestations"`
-			} `json:"trustManifest"`
-		} `json:"entries"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatal(err)
-	}
-	originHost := ""
-	if u, err := url.Parse(origin); err == nil {
-		originHost = u.Hostname()
-	}
-	for i := range res.Records {
-		r := &res.Records[i]
-		if r.Publisher == "" {
-			parts := strings.Split(r.Identifier, ":")
-			if len(parts) > 2 {
-				r.Publisher = strings.ToLower(parts[2])
-			}
-			r.PublisherVerified = originHost == r.Publisher || strings.HasSuffix(originHost, "."+r.Publisher)
-		}
-		if r.Host == nil {
-			r.Host = m.Host
-		}
-		if len(r.Compliance) == 0 {
-			for _, e := range m.Entries {
-				if e.Identifier != r.Identifier {
-					continue
-				}
-				for _, a := range e.TrustManifest.Attestations {
-					v := strings.ToLower(a.Type)
-					fam, _, _ := strings.Cut(v, "-")
-					r.Compliance = append(r.Compliance, v)
-					if fam != v {
-						r.Compliance = append(r.Compliance, fam)
-					}
-				}
-			}
-		}
-		if len(r.Protocols) == 0 {
-			switch {
-			case strings.Contains(r.Type, "a2a"):
-				r.Protocols = []string{"a2a"}
-			case strings.Contains(r.Type, "mcp"):
-				r.Protocols = []string{"mcp"}
-			}
-		}
 	}
 	return res.Records
 }
