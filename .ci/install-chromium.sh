@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install-chromium.sh makes sure a headless Chromium is there for the browser
-# test of the search site (searchapi TestSiteInBrowser). When none is on PATH
+# test of the search site (searchapi/e2e TestSiteInBrowser). When none is on PATH
 # and this runs as root with apt-get (CI on Debian), it installs Debian's
 # chromium package. Anywhere else it says what is missing and succeeds: the
 # test then skips itself with a message naming what it looked for.

@@ -1,120 +1,23 @@
 package searchapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
-const openAPIURL = "file:///openapi.json"
+// openAPI is the server's openapi.json as searchtest checks answers
+// against it.
+var openAPI = sync.OnceValues(func() (*searchtest.OpenAPI, error) { return searchtest.NewOpenAPI(openAPIDoc) })
 
-var openAPI = sync.OnceValues(func() (*openAPISet, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(openAPIDoc))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(openAPIURL, doc); err != nil {
-		return nil, err
-	}
-	var raw struct {
-		Paths map[string]map[string]struct {
-			Responses map[string]json.RawMessage `json:"responses"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(openAPIDoc, &raw); err != nil {
-		return nil, err
-	}
-	return &openAPISet{c: c, paths: raw.Paths, cache: map[string]*jsonschema.Schema{}}, nil
-})
-
-type openAPISet struct {
-	mu    sync.Mutex
-	c     *jsonschema.Compiler
-	paths map[string]map[string]struct {
-		Responses map[string]json.RawMessage `json:"responses"`
-	}
-	cache map[string]*jsonschema.Schema
-}
-
-func (s *openAPISet) schema(loc string) (*jsonschema.Schema, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sch, ok := s.cache[loc]; ok {
-		return sch, nil
-	}
-	sch, err := s.c.Compile(openAPIURL + "#" + loc)
-	if err != nil {
-		return nil, err
-	}
-	s.cache[loc] = sch
-	return sch, nil
-}
-
-func pointerEscape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// templateOf maps a request path to its OpenAPI path template.
-func templateOf(path string) string {
-	path, _, _ = strings.Cut(path, "?")
-	if strings.HasPrefix(path, "/agents/") && path != "/agents/search" {
-		return "/agents/{identifier}"
-	}
-	return path
-}
-
-// conformOpenAPI checks a real response against openapi.json: error bodies
-// against the Error schema, others against the operation's documented
-// response for that status (an undocumented status fails the test).
+// conformOpenAPI checks a real response against openapi.json
+// (searchtest.OpenAPI.Conform).
 func conformOpenAPI(t testing.TB, method, path string, status int, body []byte) {
 	t.Helper()
 	set, err := openAPI()
 	if err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
-	loc := ""
-	tmpl := templateOf(path)
-	if op, ok := set.paths[tmpl][strings.ToLower(method)]; ok {
-		if _, ok := op.Responses[strconv.Itoa(status)]; ok {
-			loc = "/paths/" + pointerEscape(tmpl) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status)
-			var r struct {
-				Ref string `json:"$ref"`
-			}
-			_ = json.Unmarshal(op.Responses[strconv.Itoa(status)], &r)
-			if r.Ref != "" {
-				loc = strings.TrimPrefix(r.Ref, "#")
-			}
-			loc += "/content/application~1json/schema"
-		}
-	}
-	if loc == "" {
-		if status < 400 {
-			t.Errorf("openapi: %s %s answered %d, which openapi.json does not document", method, tmpl, status)
-			return
-		}
-		loc = "/components/schemas/Error"
-	}
-	if status == http.StatusOK && tmpl == "/openapi.json" {
-		return
-	}
-	sch, err := set.schema(loc)
-	if err != nil {
-		t.Fatalf("openapi: compile %s: %v", loc, err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		t.Errorf("openapi: %s %s: body is not JSON: %v: %q", method, path, err, body)
-		return
-	}
-	if err := sch.Validate(inst); err != nil {
-		t.Errorf("openapi: %s %s (%d) does not conform to %s: %v\nbody: %.600s", method, path, status, loc, err, body)
-	}
+	set.Conform(t, method, path, status, body)
 }

@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,15 +19,12 @@ import (
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 	"github.com/agentfinder/agentfinder/searchapi/web"
 )
 
 // siteCrawl is what the site fixture's about page is told about crawling.
-var siteCrawl = web.CrawlInfo{
-	Seeds:     []string{"acme.com", "weather.example", "tools.example.org"},
-	LastCrawl: testNow.Add(-3 * time.Hour),
-	Upstreams: []string{"https://upstream.test.example/search"},
-}
+var siteCrawl = web.CrawlInfo{Seeds: searchtest.SiteSeeds, LastCrawl: searchtest.SiteLastCrawl, Upstreams: searchtest.SiteUpstreams}
 
 // siteRecords are the test catalogs plus testdata/site.json: an entry
 // whose name, description, URL, tags and trust manifest carry markup and
@@ -37,19 +32,7 @@ var siteCrawl = web.CrawlInfo{
 // with an endpoint.
 func siteRecords(t testing.TB) []normalize.Record {
 	t.Helper()
-	var recs []normalize.Record
-	for _, f := range []struct{ file, origin string }{
-		{"acme.json", "https://acme.com/.well-known/ai-catalog.json"},
-		{"weather.json", "https://mirror.example.net/weather/ai-catalog.json"},
-		{"site.json", "https://tools.example.org/.well-known/ai-catalog.json"},
-	} {
-		body, err := os.ReadFile(filepath.Join("testdata", f.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, catalogRecords(t, body, f.origin)...)
-	}
-	return append(recs, catalogRecords(t, fillerCatalog(fillerCount), "https://filler.example/.well-known/ai-catalog.json")...)
+	return searchtest.SiteRecords(t, "testdata")
 }
 
 // newSiteFixture indexes siteRecords and serves them; mut adjusts the

@@ -18,8 +18,8 @@ import (
 )
 
 // bindingsText matches the trust fixture's acme and weather records
-// broadly, so each binding has several levels and statuses to tell apart.
-const bindingsText = "healthcare weather forecast flights claims records appointment"
+// broadly (searchtest.BindingsText).
+const bindingsText = searchtest.BindingsText
 
 // TestTrustHealthBindings: xu (constraints signed_only, live_only), HAIDIP
 // (filters trust_level, health, signed_only, live_only) and ADP

@@ -15,42 +15,24 @@ import (
 	"github.com/agentfinder/agentfinder/searchapi/api"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
-// The trust fixture: the acme, weather and filler catalogs, some records
-// with trust and health as the crawler and prober set them, the others
-// without (as indexed before either existed). Publishers: acme.com and
-// filler.example verified, weather.example not.
+// The trust fixture (searchtest.TrustOf, searchtest.HealthOf): the acme,
+// weather and filler catalogs, some records with trust and health as the
+// crawler and prober set them, the others without.
 var (
-	trustOf = map[string]*normalize.Trust{
-		"urn:ai:acme.com:agent:claims":        {Level: normalize.TrustSigned, Signer: "did:web:acme.com", CheckedAt: testNow.Add(-time.Hour)},
-		"urn:ai:acme.com:agent:scheduler":     {Level: normalize.TrustDomain, CheckedAt: testNow.Add(-time.Hour)},
-		"urn:ai:acme.com:mcp:records":         {Level: normalize.TrustNone, Problems: []normalize.Problem{{Path: "entries[2].trustManifest.signature", Code: normalize.CodeBadSignature, Severity: normalize.SeverityWarning, Message: "the signature does not verify"}}},
-		"urn:ai:weather.example:mcp:forecast": {Level: normalize.TrustNone},
-	}
-	healthOf = map[string]*normalize.Health{
-		"urn:ai:acme.com:agent:claims":        {Status: normalize.HealthUp, CheckedAt: testNow.Add(-10 * time.Minute), LatencyMs: 42},
-		"urn:ai:acme.com:agent:scheduler":     {Status: normalize.HealthDown, CheckedAt: testNow.Add(-10 * time.Minute), Detail: "HTTP 503"},
-		"urn:ai:acme.com:mcp:records":         {Status: normalize.HealthAuthRequired, CheckedAt: testNow.Add(-10 * time.Minute), Detail: "HTTP 401"},
-		"urn:ai:weather.example:mcp:forecast": {Status: normalize.HealthUp, CheckedAt: testNow.Add(-10 * time.Minute), LatencyMs: 7},
-	}
+	trustOf  = searchtest.TrustOf
+	healthOf = searchtest.HealthOf
 )
 
 // newTrustFixture serves the trust fixture; withTrust false serves the
 // same records without any trust or health (the score test's baseline).
 func newTrustFixture(t testing.TB, withTrust bool, mut func(*Config)) *fixture {
 	t.Helper()
-	mark := func(d *normalize.Document) {
-		if strings.HasSuffix(d.Identifier, ":old-radar") {
-			d.Stale = true
-		}
-		if withTrust {
-			d.Trust, d.Health = trustOf[d.Identifier], healthOf[d.Identifier]
-		}
-	}
 	cfg := Config{PublicURL: "https://finder.test.example", RegistryName: "Test Finder", MinScore: new(int),
 		PageTokenKey: []byte("test-key"), Now: func() time.Time { return testNow }}
-	return serveRecords(t, "trust", fixtureRecords(t), nil, mark, cfg, mut)
+	return serveRecords(t, "trust", fixtureRecords(t), nil, searchtest.MarkTrust(withTrust), cfg, mut)
 }
 
 // trustResult is a result or record as the trust tests read it.

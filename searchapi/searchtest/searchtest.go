@@ -1,7 +1,11 @@
-// Package searchtest holds what the search side's tests share: the index
-// settings ingest applies, read from where ingest reads them (normalize),
-// so tests build their indexes as production does without importing
-// ingest, and an MCP client session for the MCP door.
+// Package searchtest holds what the search side's tests share (searchapi's
+// own and the end-to-end tests in searchapi/e2e): the index settings
+// ingest applies, read from where ingest reads them (normalize), so tests
+// build their indexes as production does without importing ingest; the
+// fixture catalogs' records, made by normalize alone, and an index of
+// them; a client that checks every answer against openapi.json; and an
+// MCP client session for the MCP door. It imports no searchapi package,
+// so the tests of every one of them may use it.
 package searchtest
 
 import (

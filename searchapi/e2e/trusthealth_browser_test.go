@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"net/url"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 	"github.com/chromedp/chromedp"
 )
 
@@ -36,7 +37,7 @@ func (p pageToggle) xpath() string {
 // toggle turned on leaves as many results as it counted.
 func (b *browser) toggleTour(base string) {
 	t := b.t
-	b.load("trust search", chromedp.Navigate(base+"/?q="+url.QueryEscape(bindingsText)+"&federation=none"))
+	b.load("trust search", chromedp.Navigate(base+"/?q="+url.QueryEscape(searchtest.BindingsText)+"&federation=none"))
 	all := b.texts(".result h2")
 	if len(all) < 5 {
 		t.Fatalf("unfiltered trust results %v", all)

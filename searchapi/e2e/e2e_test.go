@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/searchapi"
 )
 
 // TestEndToEndFixtureWeb crawls part of the fixture web into a real index
@@ -49,13 +50,13 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 	if err := ix.Flush(ctx); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-	srv, err := New(Config{Index: name, Meili: ms.Client, PublicURL: "https://finder.e2e.test"}, nil)
+	srv, err := searchapi.New(searchapi.Config{Index: name, Meili: ms.Client, PublicURL: "https://finder.e2e.test"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, srv: srv, meili: ms, index: name}
-	f.http = httptest.NewServer(srv.Handler())
-	t.Cleanup(f.http.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	f := apiClient(t, hs)
 
 	type listOut struct {
 		Items []struct {
@@ -69,7 +70,7 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 	list := func(filter string) listOut {
 		t.Helper()
 		var out listOut
-		if resp := f.do("GET", "/agents?pageSize=100&filter="+url.QueryEscape(filter), nil, nil, &out); resp.StatusCode != 200 {
+		if resp := f.Do("GET", "/agents?pageSize=100&filter="+url.QueryEscape(filter), nil, nil, &out); resp.StatusCode != 200 {
 			t.Fatalf("GET /agents %s: %d", filter, resp.StatusCode)
 		}
 		return out
@@ -81,7 +82,7 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 	// Every listed identifier round-trips through GET /agents/{identifier}.
 	for _, it := range all.Items {
 		var rec map[string]any
-		if resp := f.do("GET", "/agents/"+url.PathEscape(it.Identifier), nil, nil, &rec); resp.StatusCode != 200 || rec["identifier"] != it.Identifier {
+		if resp := f.Do("GET", "/agents/"+url.PathEscape(it.Identifier), nil, nil, &rec); resp.StatusCode != 200 || rec["identifier"] != it.Identifier {
 			t.Errorf("GET /agents/%s: %d", it.Identifier, resp.StatusCode)
 		}
 	}
@@ -96,7 +97,7 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 				Catalog string `json:"catalog"`
 			} `json:"provenance"`
 		}
-		f.do("GET", "/agents/"+url.PathEscape(it.Identifier), nil, nil, &rec)
+		f.Do("GET", "/agents/"+url.PathEscape(it.Identifier), nil, nil, &rec)
 		u, _ := url.Parse(rec.Provenance.Catalog)
 		switch {
 		case u == nil:
@@ -123,7 +124,7 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 		t.Errorf("mcp records: %d by canonical type, %d by card spelling", canon.Total, card.Total)
 	}
 	// Compliance filters by family.
-	status, out := f.search(map[string]any{"query": map[string]any{"text": "agent", "compliance": "hipaa", "federation": "none"}, "pageSize": 50})
+	status, out := postSearchJSON(f, map[string]any{"query": map[string]any{"text": "agent", "compliance": "hipaa", "federation": "none"}, "pageSize": 50})
 	if status != 200 {
 		t.Fatalf("search: %d %+v", status, out.Error)
 	}
@@ -137,7 +138,7 @@ func TestEndToEndFixtureWeb(t *testing.T) {
 		t.Errorf("no HIPAA records in the fixture web")
 	}
 	// Search finds by words, every result from this registry.
-	status, out = f.search(map[string]any{"query": map[string]any{"text": "acme", "federation": "none"}, "pageSize": 5})
+	status, out = postSearchJSON(f, map[string]any{"query": map[string]any{"text": "acme", "federation": "none"}, "pageSize": 5})
 	if status != 200 || len(out.Results) == 0 {
 		t.Fatalf("search acme: %d %d", status, len(out.Results))
 	}

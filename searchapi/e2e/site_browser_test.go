@@ -1,4 +1,4 @@
-package searchapi
+package e2e_test
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func screenshotDir(t *testing.T) string {
 	t.Helper()
 	root := os.Getenv("AGENTFINDER_TEST_OUTPUT")
 	if root == "" {
-		root = filepath.Join("..", ".test-output")
+		root = filepath.Join("..", "..", ".test-output")
 	}
 	dir := filepath.Join(root, "browser")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -70,8 +70,8 @@ func TestSiteInBrowser(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "\n*** %s ***\n\n", msg)
 		t.Skip(msg)
 	}
-	f := newSiteFixture(t, nil)
-	trust := newTrustFixture(t, true, nil)
+	site := newSiteServer(t)
+	trust := newTrustServer(t, true)
 	dir := screenshotDir(t)
 	for _, js := range []bool{true, false} {
 		name := "javascript"
@@ -79,9 +79,9 @@ func TestSiteInBrowser(t *testing.T) {
 			name = "no-javascript"
 		}
 		t.Run(name, func(t *testing.T) {
-			b := newBrowser(t, bin, f.http.URL, js, filepath.Join(dir, name))
+			b := newBrowser(t, bin, site.URL, js, filepath.Join(dir, name))
 			b.tour()
-			b.toggleTour(trust.http.URL)
+			b.toggleTour(trust.URL)
 		})
 	}
 }
