@@ -351,6 +351,24 @@ func (p *progressSink) Put(ctx context.Context, res normalize.CatalogResult) err
 	return p.next.Put(ctx, res)
 }
 
+// PutAll counts results and passes them on together to an index that
+// takes them so (crawler.BatchSink: a registry walk's pages), else one by
+// one.
+func (p *progressSink) PutAll(ctx context.Context, results []normalize.CatalogResult) error {
+	for _, res := range results {
+		p.prog.add(res.Catalog, len(res.Records))
+	}
+	if bs, ok := p.next.(crawler.BatchSink); ok {
+		return bs.PutAll(ctx, results)
+	}
+	for _, res := range results {
+		if err := p.next.Put(ctx, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CrawlStarted passes a crawl's start on to an index that wants it
 // (crawler.Starter).
 func (p *progressSink) CrawlStarted(ctx context.Context, seed string, at time.Time) error {
