@@ -26,6 +26,9 @@ type line struct {
 // the first is awaited so Meilisearch can index them as one batch of its own.
 const chunkDocs = 5000
 
+// embeddedBatchDocs is the default BatchSize with an Embedder (see Config).
+const embeddedBatchDocs = 2500
+
 // opKind says what one task of a commit writes.
 type opKind string
 

@@ -62,7 +62,7 @@ type Config struct {
 	QueueSize int
 	// BatchSize is the number of queued document changes that triggers a
 	// write; one write goes out as tasks of at most 5000 documents, enqueued
-	// together. Default 20000, or 2500 with an Embedder: a batch's documents
+	// together. Default 20000, or embeddedBatchDocs (2500) with an Embedder: a batch's documents
 	// are held with their vectors, and encoded, until it is written (a
 	// 30,000-server registry walk peaked at 685 MB with 5000, 580 MB with
 	// 2500, and was no slower), and 2500 of them already take the embedder
@@ -122,7 +122,7 @@ func (c *Config) defaults() {
 	if c.BatchSize <= 0 {
 		c.BatchSize = 20000
 		if c.Embedder != nil {
-			c.BatchSize = chunkDocs / 2 // 2500
+			c.BatchSize = embeddedBatchDocs
 		}
 	}
 	if c.FlushInterval <= 0 {

@@ -460,8 +460,8 @@ func (r *clusterRig) setVersion(version int) {
 	}
 }
 
-// logEnd is the write log's last sequence.
-func (r *clusterRig) logEnd(js jetstream.JetStream) uint64 {
+// logStream is the index write log's stream and its state now.
+func (r *clusterRig) logStream(js jetstream.JetStream) (jetstream.Stream, jetstream.StreamState) {
 	r.t.Helper()
 	st, err := js.Stream(r.t.Context(), writelog.Stream)
 	if err != nil {
@@ -471,7 +471,13 @@ func (r *clusterRig) logEnd(js jetstream.JetStream) uint64 {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return info.State.LastSeq
+	return st, info.State
+}
+
+// logEnd is the write log's last sequence.
+func (r *clusterRig) logEnd(js jetstream.JetStream) uint64 {
+	_, state := r.logStream(js)
+	return state.LastSeq
 }
 
 // wroteSince reports whether a node other than not wrote an index write
@@ -503,17 +509,10 @@ func (r *clusterRig) wroteSince(js jetstream.JetStream, seq uint64, not string) 
 // term's writes follow its fence, and each token is written by one node.
 func (r *clusterRig) checkLog(js jetstream.JetStream) map[uint64]string {
 	r.t.Helper()
-	st, err := js.Stream(r.t.Context(), writelog.Stream)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	info, err := st.Info(r.t.Context())
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	st, state := r.logStream(js)
 	var cur uint64
 	holders := map[uint64]string{}
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+	for seq := state.FirstSeq; seq <= state.LastSeq; seq++ {
 		m, err := st.GetMsg(r.t.Context(), seq)
 		if err != nil || m.Subject == writelog.SubjectControl {
 			continue
