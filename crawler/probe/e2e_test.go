@@ -162,8 +162,8 @@ func (l *live) round() int {
 	return n
 }
 
-// health reads a record's health back through GET /agents/{identifier}.
-func (l *live) health(id string) normalize.Health {
+// agent decodes GET /agents/{identifier}'s answer into v.
+func (l *live) agent(id string, v any) {
 	l.t.Helper()
 	resp, err := http.Get(l.api.URL + "/agents/" + url.PathEscape(id))
 	if err != nil {
@@ -173,12 +173,18 @@ func (l *live) health(id string) normalize.Health {
 	if resp.StatusCode != http.StatusOK {
 		l.t.Fatalf("GET /agents/%s: %d", id, resp.StatusCode)
 	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+// health reads a record's health back through GET /agents/{identifier}.
+func (l *live) health(id string) normalize.Health {
+	l.t.Helper()
 	var rec struct {
 		Health *normalize.Health `json:"health"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil {
-		l.t.Fatal(err)
-	}
+	l.agent(id, &rec)
 	if rec.Health == nil {
 		l.t.Fatalf("GET /agents/%s: no health on the record", id)
 	}

@@ -1,9 +1,6 @@
 package probe_test
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -20,20 +17,10 @@ func toolsID(c string) string { return "urn:ai:tools.test:mcp:" + c }
 // record reads a record's tools back through GET /agents/{identifier}.
 func (l *live) record(id string) normalize.Record {
 	l.t.Helper()
-	resp, err := http.Get(l.api.URL + "/agents/" + url.PathEscape(id))
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		l.t.Fatalf("GET /agents/%s: %d", id, resp.StatusCode)
-	}
 	var rec struct {
 		Tools *normalize.ToolSet `json:"tools"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil {
-		l.t.Fatal(err)
-	}
+	l.agent(id, &rec)
 	return normalize.Record{Tools: rec.Tools}
 }
 
