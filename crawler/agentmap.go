@@ -22,7 +22,7 @@ type hostState struct {
 	robots    *robotstxt.RobotsData // nil: everything allowed
 	agentmaps []string              // absolute URLs from Agentmap lines
 	err       error                 // the host is unreachable: requests fail with this
-	col       *colly.Collector      // the host's collector with its LimitRule; nil: the session's
+	lim       *hostLimit            // the host's collector with its LimitRule, and its slots; nil: the session's collector, no limit
 }
 
 // robotsFor returns the robots state of u's origin, fetching robots.txt on
@@ -77,7 +77,7 @@ func (s *session) robotsCheck(ctx context.Context, u *url.URL) (*hostState, erro
 // max(Config.Delay, the site's Crawl-delay capped at MaxCrawlDelay).
 func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 	var crawlDelay time.Duration
-	defer func() { h.col = s.hostCollector(key, crawlDelay) }()
+	defer func() { h.lim = s.hostCollector(key, crawlDelay) }()
 	res, err := s.get(ctx, key+"/robots.txt", kindRobots, nil)
 	if err != nil {
 		switch Reason(err) {
@@ -109,15 +109,16 @@ func (s *session) loadRobots(ctx context.Context, key string, h *hostState) {
 	}
 }
 
-// hostCollector returns the collector for one host: the session's when the
-// host needs no limit, else one of its own whose single LimitRule ("*")
-// holds the host's parallelism and delay. One collector per limited host
+// hostCollector returns the limit of one host: nil (the session's
+// collector) when the host needs none, else a collector of its own whose
+// single LimitRule ("*") holds the host's parallelism and delay, and as
+// many slots (hostLimit). One collector per limited host
 // (rather than one LimitRule per host added to a shared collector while it
 // runs) because colly's Limit is not safe while requests are in flight; the
 // rule is installed before the collector's first request. http and https
 // and every port of one host name share it (politeness is per machine, not
 // per origin); the first origin whose robots.txt is read sets the delay.
-func (s *session) hostCollector(key string, crawlDelay time.Duration) *colly.Collector {
+func (s *session) hostCollector(key string, crawlDelay time.Duration) *hostLimit {
 	u, err := url.Parse(key)
 	if err != nil {
 		return nil
@@ -132,8 +133,8 @@ func (s *session) hostCollector(key string, crawlDelay time.Duration) *colly.Col
 	}
 	s.hostsMu.Lock()
 	defer s.hostsMu.Unlock()
-	if col := s.limited[u.Hostname()]; col != nil {
-		return col
+	if lim := s.limited[u.Hostname()]; lim != nil {
+		return lim
 	}
 	// The host's collector runs under the session's context (its own
 	// collector's), not the context of the request that happened to read
@@ -143,8 +144,9 @@ func (s *session) hostCollector(key string, crawlDelay time.Duration) *colly.Col
 		s.c.log.Warn("limit rule", "host", u.Hostname(), "err", err)
 		return nil
 	}
-	s.limited[u.Hostname()] = col
-	return col
+	lim := newHostLimit(col, par)
+	s.limited[u.Hostname()] = lim
+	return lim
 }
 
 // agentmapLines returns the URLs of every "Agentmap:" line (directive name

@@ -253,8 +253,8 @@ type session struct {
 	pinHost string
 
 	hostsMu sync.Mutex
-	hosts   map[string]*hostState       // "scheme://host" -> robots state
-	limited map[string]*colly.Collector // host name -> its collector with a LimitRule
+	hosts   map[string]*hostState // "scheme://host" -> robots state
+	limited map[string]*hostLimit // host name -> its collector with a LimitRule, and its slots
 
 	requests atomic.Int64
 
@@ -390,7 +390,7 @@ func (c *Crawler) newSession(ctx context.Context) *session {
 		col:     c.newCollector(ctx),
 		fr:      newFrontier(),
 		hosts:   map[string]*hostState{},
-		limited: map[string]*colly.Collector{},
+		limited: map[string]*hostLimit{},
 		visited: map[string]bool{},
 		perSeed: map[int]int{},
 		groups:  map[int][]string{},

@@ -196,12 +196,12 @@ func (s *session) hops(ctx context.Context, raw string, k kind, redirects bool, 
 		if err != nil {
 			return nil, err
 		}
-		col, hdr, err := s.prepare(ctx, u, k)
+		lim, hdr, err := s.prepare(ctx, u, k)
 		if err != nil {
 			return nil, err
 		}
 		seen[u.String()] = true
-		res, err := send(col, u, hdr, hop)
+		res, err := s.sendHeld(ctx, lim, func(col *colly.Collector) (*fetched, error) { return send(col, u, hdr, hop) })
 		if err != nil || !redirects {
 			return res, err
 		}
@@ -214,14 +214,15 @@ func (s *session) hops(ctx context.Context, raw string, k kind, redirects bool, 
 }
 
 // prepare checks u against the host patterns and robots.txt (except for
-// robots.txt itself) and returns the collector to send it with (the host's,
-// holding its per-host limit) and the request headers: user agent, Accept
-// for k, and the headers configured for the host.
-func (s *session) prepare(ctx context.Context, u *url.URL, k kind) (*colly.Collector, http.Header, error) {
+// robots.txt itself) and returns the host's limit to send it under (nil:
+// none, the session's collector; robots.txt is always sent so) and the
+// request headers: user agent, Accept for k, and the headers configured
+// for the host.
+func (s *session) prepare(ctx context.Context, u *url.URL, k kind) (*hostLimit, http.Header, error) {
 	if !s.c.cfg.hostAllowed(u.Hostname()) {
 		return nil, nil, fmt.Errorf("get %s: %w", u, ErrExcluded)
 	}
-	col := s.col
+	var lim *hostLimit
 	if k != kindRobots {
 		h, err := s.robotsCheck(ctx, u)
 		if errors.Is(err, ErrRobotsDisallowed) {
@@ -230,9 +231,7 @@ func (s *session) prepare(ctx context.Context, u *url.URL, k kind) (*colly.Colle
 		if err != nil {
 			return nil, nil, fmt.Errorf("get %s: %w", u, err)
 		}
-		if h.col != nil {
-			col = h.col
-		}
+		lim = h.lim
 	}
 	hdr := http.Header{}
 	hdr.Set("User-Agent", s.c.cfg.UserAgent)
@@ -240,7 +239,21 @@ func (s *session) prepare(ctx context.Context, u *url.URL, k kind) (*colly.Colle
 	for name, vs := range s.c.cfg.headersFor(u.Hostname()) {
 		hdr[name] = vs
 	}
-	return col, hdr, nil
+	return lim, hdr, nil
+}
+
+// sendHeld sends one request with send under the host's limit lim: holding
+// one of its slots, with its collector (the session's when lim is nil).
+func (s *session) sendHeld(ctx context.Context, lim *hostLimit, send func(col *colly.Collector) (*fetched, error)) (*fetched, error) {
+	if lim == nil {
+		return send(s.col)
+	}
+	release, err := lim.take(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return send(lim.col)
 }
 
 // redirectTarget returns the next URL when res (the answer to u, hop hops after

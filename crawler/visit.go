@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -79,4 +80,33 @@ func (v *Visitor) request(ctx context.Context, method, raw string, header http.H
 		return nil, err
 	}
 	return &VisitResponse{URL: res.URL, Status: res.Status, Header: res.Header, Body: res.Body, Elapsed: elapsed}, nil
+}
+
+// ErrHostLimit is Visitor.Hold asked for more of a host's slots than its
+// per-host limit holds (a host limited to one request at a time, asked for
+// two): they can never be granted.
+var ErrHostLimit = errors.New("more requests at once than the host's limit allows")
+
+// Hold takes n of the per-host slots of raw's host for requests the caller
+// sends itself, outside the Visitor: a conversation the Visitor's
+// request-and-answer exchanges cannot carry, such as an MCP server's older
+// HTTP+SSE transport (an event stream held open while messages are POSTed).
+// raw is checked as a request to it would be (host patterns, robots.txt).
+// The slots are those the Visitor's own requests to the host take, so until
+// release is called the Visitor sends at most the host's limit less n
+// requests there; the caller must keep to n requests at a time. n is taken
+// at once, never in part, so two callers each holding some slots never wait
+// for each other's. An n the limit can never grant is ErrHostLimit, at once;
+// ctx bounds the wait. A host without a limit (PerHostConcurrency
+// negative) holds nothing. release must be called, once or more.
+func (v *Visitor) Hold(ctx context.Context, raw string, n int) (release func(), err error) {
+	u, err := parseHTTPURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	lim, _, err := v.s.prepare(ctx, u, kindProbe)
+	if err != nil {
+		return nil, err
+	}
+	return lim.take(ctx, int64(n))
 }

@@ -27,6 +27,7 @@ const (
 type visitor interface {
 	Visit(ctx context.Context, method, raw string, header http.Header, body []byte) (*crawler.VisitResponse, error)
 	Exchange(ctx context.Context, method, raw string, header http.Header, body []byte, limit int64) (*crawler.VisitResponse, error)
+	holder
 }
 
 // result is what one probe of a record saw.

@@ -255,7 +255,7 @@ func checkSSE(ctx context.Context, v visitor, t Target, tools *toolLimits) resul
 	if r.outcome != OutcomeUp || tools == nil || tools.sse == nil {
 		return r
 	}
-	if ts, err := listToolsSSE(ctx, tools.sse, t, tools); err == nil {
+	if ts, err := listToolsSSE(ctx, v, tools.sse, t, tools); err == nil {
 		r.tools, r.toolsRead = ts, true
 	} else {
 		r.detail = joinDetail(r.detail, "tools/list: "+err.Error())

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,15 +27,35 @@ import (
 // errToolBytes ends a conversation whose answers reached the byte bound.
 var errToolBytes = errors.New("tool list byte bound reached")
 
+// sseSlots are the requests an SSE conversation has in flight at most:
+// its event stream, held open, and one message POSTed at a time.
+const sseSlots = 2
+
+// holder takes slots of a host's per-host limit for requests sent outside
+// the Visitor (crawler.Visitor.Hold).
+type holder interface {
+	Hold(ctx context.Context, raw string, n int) (release func(), err error)
+}
+
 // listToolsSSE reads the tools of the SSE remote t (initialize, then
 // tools/list page by page) with client, within lim. Only t's own host is
-// ever requested. A bound reached keeps what was read and says which in
-// Truncated; an error means no list was read at all.
-func listToolsSSE(ctx context.Context, client *http.Client, t Target, lim *toolLimits) (*normalize.ToolSet, error) {
+// ever requested, and the conversation counts against its per-host limit
+// like every other probe request: it holds sseSlots of the host's slots
+// from h for its whole life (both at once, so conversations never wait on
+// each other's half) and never has more requests in flight. A host
+// limited to one request at a time cannot carry it (crawler.ErrHostLimit).
+// A bound reached keeps what was read and says which in Truncated; an
+// error means no list was read at all.
+func listToolsSSE(ctx context.Context, h holder, client *http.Client, t Target, lim *toolLimits) (*normalize.ToolSet, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, err
 	}
+	release, err := h.Hold(ctx, t.URL, sseSlots)
+	if err != nil {
+		return nil, fmt.Errorf("over sse: %w", err)
+	}
+	defer release()
 	if client.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, client.Timeout)
@@ -46,7 +67,8 @@ func listToolsSSE(ctx context.Context, client *http.Client, t Target, lim *toolL
 	}
 	budget := &byteBudget{}
 	budget.left.Store(lim.maxBytes + 1) // spent: more than maxBytes read
-	hc := &http.Client{Transport: &sseTransport{rt: rt, host: u.Host, budget: budget}, Timeout: client.Timeout,
+	st := &sseTransport{rt: rt, host: u.Host, budget: budget, slots: make(chan struct{}, sseSlots)}
+	hc := &http.Client{Transport: st, Timeout: client.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	transport := &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxEventSize: int(min(lim.maxBytes, mcp.DefaultMaxEventSize))}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: clientInfo["name"], Version: clientInfo["version"]}, nil).Connect(ctx, transport, nil)
@@ -114,39 +136,59 @@ type byteBudget struct{ left atomic.Int64 }
 func (b *byteBudget) spent() bool { return b.left.Load() <= 0 }
 
 // sseTransport sends a conversation's requests: to its own host only (the
-// event stream names where requests go; another host is refused), each
-// answer read within the shared budget.
+// event stream names where requests go; another host is refused), at most
+// cap(slots) in flight (a request holds its slot until its answer's body
+// is closed), each answer read within the shared budget.
 type sseTransport struct {
 	rt     http.RoundTripper
 	host   string
 	budget *byteBudget
+	slots  chan struct{}
 }
 
 func (s *sseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !strings.EqualFold(req.URL.Host, s.host) {
+	if err := s.refuse(req); err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("the event stream sends requests to %s, not to %s", req.URL.Host, s.host)
-	}
-	if s.budget.spent() {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, errToolBytes
-	}
-	resp, err := s.rt.RoundTrip(req)
-	if err != nil {
 		return nil, err
 	}
-	resp.Body = &budgetBody{rc: resp.Body, budget: s.budget}
+	select {
+	case s.slots <- struct{}{}:
+	case <-req.Context().Done():
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, req.Context().Err()
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { <-s.slots }) }
+	resp, err := s.rt.RoundTrip(req)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	resp.Body = &budgetBody{rc: resp.Body, budget: s.budget, release: release}
 	return resp, nil
 }
 
-// budgetBody reads a body until the conversation's budget is spent.
+// refuse says why req is not sent: another host, or the budget spent.
+func (s *sseTransport) refuse(req *http.Request) error {
+	if !strings.EqualFold(req.URL.Host, s.host) {
+		return fmt.Errorf("the event stream sends requests to %s, not to %s", req.URL.Host, s.host)
+	}
+	if s.budget.spent() {
+		return errToolBytes
+	}
+	return nil
+}
+
+// budgetBody reads a body until the conversation's budget is spent; Close
+// gives its request's slot back.
 type budgetBody struct {
-	rc     io.ReadCloser
-	budget *byteBudget
+	rc      io.ReadCloser
+	budget  *byteBudget
+	release func()
 }
 
 func (b *budgetBody) Read(p []byte) (int, error) {
@@ -162,4 +204,7 @@ func (b *budgetBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *budgetBody) Close() error { return b.rc.Close() }
+func (b *budgetBody) Close() error {
+	defer b.release()
+	return b.rc.Close()
+}

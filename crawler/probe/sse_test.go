@@ -55,7 +55,7 @@ func TestListToolsSSEBounds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hs := sseServer(t, c.tools, c.desc, c.page)
-			ts, err := listToolsSSE(context.Background(), client, Target{Kind: KindMCPSSE, URL: hs.URL}, c.lim)
+			ts, err := listToolsSSE(context.Background(), noLimit{}, client, Target{Kind: KindMCPSSE, URL: hs.URL}, c.lim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestListToolsSSEOwnHost(t *testing.T) {
 	defer stream.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ts, err := listToolsSSE(ctx, &http.Client{Timeout: 10 * time.Second}, Target{Kind: KindMCPSSE, URL: stream.URL}, testLimits(500, 1<<20, 50))
+	ts, err := listToolsSSE(ctx, noLimit{}, &http.Client{Timeout: 10 * time.Second}, Target{Kind: KindMCPSSE, URL: stream.URL}, testLimits(500, 1<<20, 50))
 	if err == nil || ts != nil {
 		t.Errorf("tools %v, error %v: want an error", ts, err)
 	}
@@ -98,3 +98,8 @@ func TestListToolsSSEOwnHost(t *testing.T) {
 		t.Errorf("%d requests reached the other host", n)
 	}
 }
+
+// noLimit holds no host's slots: listToolsSSE alone, without a Visitor.
+type noLimit struct{}
+
+func (noLimit) Hold(context.Context, string, int) (func(), error) { return func() {}, nil }
