@@ -3,6 +3,10 @@ package federation
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // SearchAnswer is the body of a POST /search answer: the one type for it.
@@ -129,6 +133,97 @@ func (a *SearchAnswer) ShownResults() ([]SearchResult, error) {
 func (a *SearchAnswer) ShownReferrals() ([]SearchReferral, error) {
 	return decodeEach[SearchReferral](a.Referrals, "referral")
 }
+
+// ShownAnswer is what the readers of a search answer show of it.
+type ShownAnswer struct {
+	Results   []SearchResult
+	Referrals []SearchReferral
+	PageToken string
+	Reason    string
+}
+
+// Shown reads the answer as its readers show it (ShownResults and
+// ShownReferrals).
+func (a *SearchAnswer) Shown() (*ShownAnswer, error) {
+	results, err := a.ShownResults()
+	if err != nil {
+		return nil, err
+	}
+	referrals, err := a.ShownReferrals()
+	if err != nil {
+		return nil, err
+	}
+	return &ShownAnswer{Results: results, Referrals: referrals, PageToken: a.PageToken, Reason: a.Reason}, nil
+}
+
+// ShownEntry reads one result held as its members' values (a Hit's Entry,
+// each member as an answer writes it) as its readers show it: each field of
+// SearchResult is decoded from the member its JSON name names exactly, the
+// other members are never read. A writer holding the values spares its
+// readers a decoding of the whole encoded answer. Decoding the encoded entry
+// would also take a member named in another case ("DisplayName"): an entry
+// whose members may be named so (an upstream's) is read that way instead.
+// An error names the member that does not decode.
+func ShownEntry(entry map[string]json.RawMessage) (SearchResult, error) {
+	var r SearchResult
+	v := reflect.ValueOf(&r).Elem()
+	for _, f := range shownFields() {
+		raw, ok := entry[f.key]
+		if !ok || len(raw) == 0 {
+			continue
+		}
+		fv := v.Field(f.index)
+		if s, ok := plainString(raw); ok && fv.Kind() == reflect.String {
+			fv.SetString(s)
+			continue
+		}
+		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
+			return SearchResult{}, fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	return r, nil
+}
+
+// plainString is the text of raw when raw is a JSON string that holds no
+// escape, control character or invalid UTF-8 (its text is then the bytes
+// between its quotes, as json.Unmarshal would read it); ok is false for
+// anything else.
+func plainString(raw json.RawMessage) (s string, ok bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : n-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
+}
+
+// shownField is a field of SearchResult and the member it is read from.
+type shownField struct {
+	key   string
+	index int
+}
+
+// shownFields are SearchResult's fields by their JSON names, read from
+// the struct tags once.
+var shownFields = sync.OnceValue(func() []shownField {
+	st := reflect.TypeFor[SearchResult]()
+	fields := make([]shownField, 0, st.NumField())
+	for i := range st.NumField() {
+		name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			fields = append(fields, shownField{key: name, index: i})
+		}
+	}
+	return fields
+})
 
 func decodeEach[T any](raw []json.RawMessage, what string) ([]T, error) {
 	out := make([]T, len(raw))

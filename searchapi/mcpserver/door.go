@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/agentfinder/agentfinder/federation"
 	"github.com/agentfinder/agentfinder/searchapi/door"
 	"github.com/agentfinder/agentfinder/searchapi/search"
 )
@@ -24,21 +25,26 @@ type engineBackend struct {
 
 var _ Backend = engineBackend{}
 
-// Search implements Backend: POST /search.
-func (b engineBackend) Search(ctx context.Context, request []byte) (json.RawMessage, error) {
+// Search implements Backend: POST /search, with what the answer shows
+// read from its values (the search text need not decode the body).
+func (b engineBackend) Search(ctx context.Context, request []byte) (json.RawMessage, *federation.ShownAnswer, error) {
 	var body search.Request
 	if err := search.DecodeJSON(request, &body); err != nil {
-		return nil, b.toolError(ctx, "search", err)
+		return nil, nil, b.toolError(ctx, "search", err)
 	}
 	q, err := search.ParseRequest(&body, request, true)
 	if err != nil {
-		return nil, b.toolError(ctx, "search", err)
+		return nil, nil, b.toolError(ctx, "search", err)
 	}
 	ans, err := b.engine.Search(ctx, door.Prepare(ctx, q), nil)
 	if err != nil {
-		return nil, b.toolError(ctx, "search", err)
+		return nil, nil, b.toolError(ctx, "search", err)
 	}
-	return ans.Encode(), nil
+	shown, err := ans.Shown()
+	if err != nil {
+		shown = nil // the text reads the body, as it reads any registry's
+	}
+	return ans.Encode(), shown, nil
 }
 
 // Agent implements Backend: GET /agents/{identifier}.

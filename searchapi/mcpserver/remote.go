@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
 // maxAnswerBytes bounds an answer read from a registry.
@@ -39,9 +41,11 @@ func NewRemote(base string, client *http.Client) (*Remote, error) {
 
 var _ Backend = (*Remote)(nil)
 
-// Search implements Backend with POST /search.
-func (r *Remote) Search(ctx context.Context, request []byte) (json.RawMessage, error) {
-	return r.do(ctx, http.MethodPost, "/search", request)
+// Search implements Backend with POST /search; the search text reads the
+// answer's body.
+func (r *Remote) Search(ctx context.Context, request []byte) (json.RawMessage, *federation.ShownAnswer, error) {
+	body, err := r.do(ctx, http.MethodPost, "/search", request)
+	return body, nil, err
 }
 
 // Agent implements Backend with GET /agents/{identifier}.

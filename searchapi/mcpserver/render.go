@@ -10,22 +10,28 @@ import (
 	"github.com/agentfinder/agentfinder/federation"
 )
 
-// renderSearch is the compact text of a search answer (the one answer
-// type, federation.SearchAnswer) a model reads; an answer it cannot read
-// is passed on as it came.
-func renderSearch(text string, body json.RawMessage) string {
+// renderSearch is the compact text of a search answer a model reads:
+// shown, what the answer shows when the backend had its values at hand,
+// else the body read as the one answer type (federation.SearchAnswer); an
+// answer it cannot read is passed on as it came.
+func renderSearch(text string, body json.RawMessage, shown *federation.ShownAnswer) string {
+	if shown != nil {
+		return renderShown(text, shown)
+	}
 	var a federation.SearchAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
 		return string(body)
 	}
-	results, err := a.ShownResults()
+	shown, err := a.Shown()
 	if err != nil {
 		return string(body)
 	}
-	referrals, err := a.ShownReferrals()
-	if err != nil {
-		return string(body)
-	}
+	return renderShown(text, shown)
+}
+
+// renderShown is the text of what an answer shows.
+func renderShown(text string, a *federation.ShownAnswer) string {
+	results, referrals := a.Results, a.Referrals
 	var b strings.Builder
 	switch {
 	case len(results) == 0 && a.Reason != "":

@@ -35,7 +35,7 @@ func TestRenderSearch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := renderSearch("q", []byte(tc.body))
+			got := renderSearch("q", []byte(tc.body), nil)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("text lacks %q:\n%s", w, got)
@@ -66,5 +66,19 @@ func TestOneLine(t *testing.T) {
 	}
 	if got := oneLine("äöüäöüäöü", 4); got != "äöü…" {
 		t.Errorf("cut: %q", got)
+	}
+}
+
+// TestRenderSearchFromValues: the engine door's text, made from the
+// answer's values, is the text of the answer's body.
+func TestRenderSearchFromValues(t *testing.T) {
+	ans := benchAnswer()
+	shown, err := ans.Shown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBody, fromValues := renderSearch("convert pdf", ans.Encode(), nil), renderSearch("convert pdf", nil, shown)
+	if fromValues != fromBody || !strings.Contains(fromBody, "10. Server 9") {
+		t.Errorf("from the values:\n%s\nfrom the body:\n%s", fromValues, fromBody)
 	}
 }

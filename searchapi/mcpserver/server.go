@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentfinder/agentfinder/federation"
 )
 
 // Backend answers the tools. Request and response bodies are those of the
@@ -24,8 +26,11 @@ import (
 // means. An answer the caller must see as an error is returned as *Error.
 // Implementations must be safe for concurrent use.
 type Backend interface {
-	// Search runs a POST /search request body and returns the response body.
-	Search(ctx context.Context, request []byte) (json.RawMessage, error)
+	// Search runs a POST /search request body and returns the response
+	// body, and what the answer shows (federation.SearchAnswer's Shown)
+	// when the backend holds the answer's values, or nil: the search text
+	// then reads the body.
+	Search(ctx context.Context, request []byte) (json.RawMessage, *federation.ShownAnswer, error)
 	// Agent returns GET /agents/{identifier}'s response body.
 	Agent(ctx context.Context, identifier string) (json.RawMessage, error)
 	// Explore runs a POST /explore request body and returns the response body.
@@ -65,10 +70,10 @@ func New(b Backend, opts Options) *mcp.Server {
 		Instructions: instructions,
 	})
 	t := &tools{b: b, observe: opts.Observe}
-	mcp.AddTool(srv, searchTool(), t.search)
-	mcp.AddTool(srv, getAgentTool(), t.getAgent)
-	mcp.AddTool(srv, exploreTool(), t.explore)
-	mcp.AddTool(srv, findToolTool(), t.findTool)
+	addTool(srv, searchTool(), t.search)
+	addTool(srv, getAgentTool(), t.getAgent)
+	addTool(srv, exploreTool(), t.explore)
+	addTool(srv, findToolTool(), t.findTool)
 	return srv
 }
 
@@ -139,8 +144,8 @@ func (t *tools) result(ctx context.Context, tool string, start time.Time, body j
 
 func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
 	start := time.Now()
-	body, err := t.b.Search(ctx, in.request())
-	return t.result(ctx, "search", start, body, err, func(b json.RawMessage) string { return renderSearch(in.Text, b) })
+	body, shown, err := t.b.Search(ctx, in.request())
+	return t.result(ctx, "search", start, body, err, func(b json.RawMessage) string { return renderSearch(in.Text, b, shown) })
 }
 
 func (t *tools) getAgent(ctx context.Context, _ *mcp.CallToolRequest, in getAgentInput) (*mcp.CallToolResult, any, error) {
