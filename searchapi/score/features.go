@@ -4,7 +4,8 @@
 // Two small models, both fitted on the relevance dev set (fit_test.go):
 //   - the ranker, a conditional logit over features of each candidate (its
 //     fused keyword and semantic components, how much of the request its
-//     name and text cover, how far it stands out semantically), orders the
+//     name and text cover, the text's share weighed by its length against
+//     the pool's, how far it stands out semantically), orders the
 //     candidates of one request;
 //   - the confidence model, two logistic regressions over features of the
 //     request as a whole and of its best candidate (how much the best
@@ -88,6 +89,48 @@ func candidateFeatures(r *Request, c *Candidate, idf []float64) [numRank]float64
 	f[rKeyword] = c.Keyword
 	f[rNameCover], f[rTextCover] = cover(r, idf, c)
 	return f
+}
+
+// poolFeatures describes every candidate of pool (candidateFeatures) with
+// its text cover normalised by its length (lengthNorm, b the model's
+// LengthNorm) against the pool's mean length, which it returns (in words).
+func poolFeatures(r *Request, pool []Candidate, idf []float64, b float64) ([][numRank]float64, float64) {
+	feats := make([][numRank]float64, len(pool))
+	words := make([]int, len(pool))
+	var mean float64
+	for i := range pool {
+		words[i] = entryWords(&pool[i])
+		mean += float64(words[i])
+	}
+	if len(pool) > 0 {
+		mean /= float64(len(pool))
+	}
+	for i := range pool {
+		feats[i] = candidateFeatures(r, &pool[i], idf)
+		feats[i][rTextCover] /= lengthNorm(b, words[i], mean)
+	}
+	return feats, mean
+}
+
+// lengthNorm is what an entry's text cover is divided by: 1 - b + b ×
+// its length / mean, as BM25 weighs a word found in a document by the
+// document's length against the mean. A long entry (many skills, tools,
+// examples) holds some words of almost any request; at b 0 length does
+// not count, at 1 cover is per unit of mean length.
+func lengthNorm(b float64, words int, mean float64) float64 {
+	if mean <= 0 || words <= 0 {
+		return 1
+	}
+	return 1 - b + b*float64(words)/mean
+}
+
+// entryWords is the number of words of c's name and text.
+func entryWords(c *Candidate) int {
+	n := len(normalize.Words(c.Name))
+	for _, s := range c.Text {
+		n += len(normalize.Words(s))
+	}
+	return n
 }
 
 // knownShare is the idf-weighted share of r's terms some document holds.

@@ -61,6 +61,7 @@ type fitQuery struct {
 	fold     int
 	req      Request
 	pool     []Candidate
+	ids      []string
 	gold     []bool
 }
 
@@ -91,6 +92,7 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 			}
 			fq.pool = append(fq.pool, Candidate{Keyword: h.Keyword, Semantic: h.Semantic, Name: doc.Name, Text: text})
 			fq.gold = append(fq.gold, slices.Contains(q.Gold, h.ID))
+			fq.ids = append(fq.ids, h.ID)
 		}
 		hf := fnv.New32a()
 		hf.Write([]byte(q.ID))
@@ -104,13 +106,18 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 // gradient and Hessian at w (penalty included).
 func newton(n int, grad func(w []float64) ([]float64, [][]float64)) []float64 {
 	w := make([]float64, n)
-	for range 60 {
+	for range 200 {
 		g, h := grad(w)
 		step := solve(h, g)
 		var moved float64
 		for a := range n {
-			w[a] -= step[a]
 			moved = math.Max(moved, math.Abs(step[a]))
+		}
+		// Steps are capped (a damped Newton): a full step from far off can
+		// overshoot where the loss is nearly flat.
+		scale := math.Min(1, 2/math.Max(moved, 1e-300))
+		for a := range n {
+			w[a] -= scale * step[a]
 		}
 		if moved < 1e-9 {
 			break
@@ -140,18 +147,15 @@ var rankerGrid = map[string][numRank][]float64{
 
 // fitRanker picks the grid point with the best Recall@1 over qs (then
 // Recall@10, then the earliest point: the smallest weights).
-func fitRanker(qs []*fitQuery, grid [numRank][]float64) [numRank]float64 {
+func fitRanker(qs []*fitQuery, grid [numRank][]float64, lengthNorm float64) [numRank]float64 {
 	type prepared struct {
 		f    [][numRank]float64
 		gold []bool
 	}
 	ps := make([]prepared, 0, len(qs))
 	for _, q := range qs {
-		idf := idfs(&q.req)
 		p := prepared{gold: q.gold}
-		for i := range q.pool {
-			p.f = append(p.f, candidateFeatures(&q.req, &q.pool[i], idf))
-		}
+		p.f, _ = poolFeatures(&q.req, q.pool, idfs(&q.req), lengthNorm)
 		ps = append(ps, p)
 	}
 	var best [numRank]float64
@@ -252,11 +256,7 @@ func confRow(m *Model, q *fitQuery) ([numConf]float64, bool) {
 	if len(rk.Order) == 0 {
 		return [numConf]float64{1}, false
 	}
-	feats := make([][numRank]float64, len(q.pool))
-	for i := range q.pool {
-		feats[i] = candidateFeatures(&q.req, &q.pool[i], rk.idf)
-	}
-	return confidenceFeatures(&q.req, rk, q.pool, feats), q.gold[rk.Order[0]]
+	return confidenceFeatures(&q.req, rk, q.pool, rk.feats), q.gold[rk.Order[0]]
 }
 
 // solve solves h·x = g by Gaussian elimination with partial pivoting.
@@ -400,7 +400,7 @@ func floats(xs []int) []float64 {
 
 // fit fits both models on the requests keep admits (never the off-catalog
 // list, which is for evaluation only).
-func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay float64, mode string) Model {
+func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay, lengthNorm float64, mode string) Model {
 	var dev, conf []*fitQuery
 	for i := range qs {
 		q := &qs[i]
@@ -412,8 +412,8 @@ func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay float64, mode s
 			dev = append(dev, q)
 		}
 	}
-	m := Model{Decay: decay}
-	m.Ranker = fitRanker(dev, rankerGrid[mode])
+	m := Model{Decay: decay, LengthNorm: lengthNorm}
+	m.Ranker = fitRanker(dev, rankerGrid[mode], lengthNorm)
 	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" })
 	// Small talk says whether there is a request at all, not which entry
 	// answers it: the gate's feature only.
@@ -441,13 +441,14 @@ func TestFit(t *testing.T) {
 	cut := envInt("FIT_CUT", 10)
 	lambda := envFloat("FIT_LAMBDA", 1)
 	decay := envFloat("FIT_DECAY", 5)
+	lengthNorm := envFloat("FIT_LENGTH_NORM", 0)
 	mode := envOr("FIT_MODE", "hybrid")
 	qs := loadFit(t, path, mode, pool, folds)
 	var cv []evalFigures
 	cuts := []int{5, 8, 10, 12, 15, 18, 20, 25, 30}
 	cutSum := make([]float64, len(cuts))
 	for k := range folds {
-		m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, lambda, decay, mode)
+		m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, lambda, decay, lengthNorm, mode)
 		held := subset(qs, func(q *fitQuery) bool { return q.fold == k })
 		for i, c := range cuts {
 			e := evaluate(&m, held, c)
@@ -488,7 +489,7 @@ func TestFit(t *testing.T) {
 	report("terse kept", func(e evalFigures) float64 { return e.terseKept })
 
 	all := subset(qs, func(*fitQuery) bool { return true })
-	m := fit(qs, func(*fitQuery) bool { return true }, lambda, decay, mode)
+	m := fit(qs, func(*fitQuery) bool { return true }, lambda, decay, lengthNorm, mode)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\tRanker: [numRank]float64{\n")
 	for i, w := range m.Ranker {

@@ -45,6 +45,9 @@ type Model struct {
 	// Decay is how fast a later result's score falls below the first's
 	// with the ranker's utility: score = first · exp(-Decay·(uFirst - u)).
 	Decay float64
+	// LengthNorm is how much a candidate's text cover is normalised by its
+	// length against the pool's mean (lengthNorm): 0 not at all.
+	LengthNorm float64
 	// Within is the per-result rule on top of MinScore: a result is shown
 	// only when its score reaches a share of the best score of its answer
 	// (Keep). The share is Within at a best of 0 and rises in a straight
@@ -83,52 +86,55 @@ func (m *Model) Share(best int) float64 {
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
 //	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
-//	AGENTFINDER_SCORE_DUMP=/tmp/rel.json go test -count=1 -run TestFit -v ./searchapi/score
+//	AGENTFINDER_SCORE_DUMP=/tmp/rel.json FIT_LAMBDA=0.01 FIT_DECAY=2 FIT_LENGTH_NORM=0.5 \
+//	  go test -count=1 -run 'TestFit$' -v ./searchapi/score
 var Default = Model{
 	Ranker: [numRank]float64{
 		1.0000, // semantic
 		0.0000, // keyword
-		0.1500, // nameCover
+		0.1000, // nameCover
 		0.4000, // textCover
 	},
 	Gate: [numConf]float64{
-		-16.2312, // bias
-		-0.2139,  // topZ
-		25.5002,  // topSemantic
-		2.0340,   // topCover
-		0.5387,   // topName
-		2.4281,   // known
-		1.7034,   // terms
-		1.1334,   // topMass
-		-0.6176,  // semCover
-		-3.0855,  // poolMean
-		10.7960,  // poolSD
-		-9.8277,  // smallTalk
-		-1.6274,  // unknown
+		-16.2038, // bias
+		-0.1802,  // topZ
+		25.4708,  // topSemantic
+		0.4169,   // topCover
+		0.0861,   // topName
+		3.6313,   // known
+		1.3179,   // terms
+		1.3229,   // topMass
+		0.1992,   // semCover
+		-2.6159,  // poolMean
+		10.7123,  // poolSD
+		-10.0175, // smallTalk
+		-1.3418,  // unknown
 	},
 	Conf: [numConf]float64{
-		0.2104,  // bias
-		0.7512,  // topZ
-		-1.4686, // topSemantic
-		3.9631,  // topCover
-		1.3206,  // topName
-		-0.1610, // known
-		-0.1502, // terms
-		0.2655,  // topMass
-		-8.8461, // semCover
-		-2.1163, // poolMean
-		-4.2316, // poolSD
+		-0.1222, // bias
+		0.5800,  // topZ
+		0.8959,  // topSemantic
+		3.5261,  // topCover
+		2.4464,  // topName
+		0.2075,  // known
+		-0.1142, // terms
+		0.2938,  // topMass
+		-8.8916, // semCover
+		-4.0623, // poolMean
+		-3.8096, // poolSD
 		0.0000,  // smallTalk
-		-0.9564, // unknown
+		-1.2263, // unknown
 	},
-	Decay:    2,
-	MinScore: 15,
-	Within:   0.3,
+	Decay:      2,
+	MinScore:   15,
+	LengthNorm: 0.5,
+	Within:     0.3,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
 // --no-embeddings): no semantic side, fitted the same way on the same
-// requests searched by keywords only.
+// requests searched by keywords only, before length normalisation (its
+// LengthNorm is 0: it was not refitted, and its ranker reads no cover).
 var KeywordOnly = Model{
 	Ranker: [numRank]float64{
 		0.0000, // semantic
@@ -179,6 +185,8 @@ type Ranking struct {
 	Scores []float64
 
 	utility    []float64
+	feats      [][numRank]float64
+	meanWords  float64
 	top        int
 	topUtility float64
 	conf       float64
@@ -198,9 +206,9 @@ func (m *Model) Rank(r *Request, pool []Candidate) *Ranking {
 	if len(pool) == 0 {
 		return rk
 	}
-	feats := make([][numRank]float64, len(pool))
+	feats, mean := poolFeatures(r, pool, rk.idf, m.LengthNorm)
+	rk.feats, rk.meanWords = feats, mean
 	for i := range pool {
-		feats[i] = candidateFeatures(r, &pool[i], rk.idf)
 		rk.utility[i] = dot(m.Ranker[:], feats[i][:])
 		rk.Order[i] = i
 	}
@@ -265,6 +273,7 @@ func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
 		return 0
 	}
 	f := candidateFeatures(r, c, rk.idf)
+	f[rTextCover] /= lengthNorm(m.LengthNorm, entryWords(c), rk.meanWords)
 	u := math.Min(dot(m.Ranker[:], f[:]), rk.topUtility)
 	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
 }

@@ -3,6 +3,7 @@ package score
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -193,6 +194,38 @@ func TestKeep(t *testing.T) {
 	}{{0, 0.3}, {50, 0.65}, {100, 1}, {-1, 0.3}, {120, 1}} {
 		if got := m.Share(c.best); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("Share(%d) = %.3f, want %.3f", c.best, got, c.want)
+		}
+	}
+}
+
+// TestLengthNorm: of two entries covering the request's words equally and
+// as similar by meaning, the one whose text is far longer than the pool's
+// mean ranks second once text cover is normalised by length, and first
+// (fused order) without it; the normalisation is 1 at the mean length.
+func TestLengthNorm(t *testing.T) {
+	r := &Request{Docs: 50, Terms: []Term{{"invoice", 2}, {"pdf", 4}}}
+	long := strings.Repeat("payroll ledger tax filing audit reports ", 20)
+	cands := []Candidate{
+		{Semantic: 0.8, Name: "Office Suite", Text: []string{"Invoice PDF export. " + long}},
+		{Semantic: 0.8, Name: "Paperwork", Text: []string{"Turns an invoice into a PDF."}},
+	}
+	m := Default
+	m.LengthNorm = 0
+	if rk := m.Rank(r, cands); rk.Order[0] != 0 {
+		t.Errorf("without length normalisation: order %v, want the fused order", rk.Order)
+	}
+	m.LengthNorm = 0.5
+	if rk := m.Rank(r, cands); rk.Order[0] != 1 {
+		t.Errorf("with length normalisation: order %v, want the short entry first", rk.Order)
+	}
+	for _, c := range []struct {
+		b     float64
+		words int
+		mean  float64
+		want  float64
+	}{{0, 300, 30, 1}, {0.5, 30, 30, 1}, {0.5, 90, 30, 2}, {1, 15, 30, 0.5}, {0.5, 10, 0, 1}} {
+		if got := lengthNorm(c.b, c.words, c.mean); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("lengthNorm(%v, %d, %v) = %v, want %v", c.b, c.words, c.mean, got, c.want)
 		}
 	}
 }

@@ -30,7 +30,9 @@ import (
 // frequencies, the fused candidates with their components) plus the
 // indexed entries to the JSON file AGENTFINDER_DUMP names. searchapi/score's
 // fit reads that file; dumping once lets the model be fitted and
-// cross-validated offline without Meilisearch.
+// cross-validated offline without Meilisearch. With
+// AGENTFINDER_DUMP_DISTRACTORS=1 the set is indexed with the realworld
+// distractors (relset.DistractorCatalogs, as make eval's distractor run).
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
 //	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
@@ -40,7 +42,14 @@ func TestRelevanceDump(t *testing.T) {
 		t.Skip("set AGENTFINDER_DUMP to a file to write")
 	}
 	ctx := context.Background()
-	rs := newRelevanceServer(t)
+	var extra []normalize.CatalogResult
+	if os.Getenv("AGENTFINDER_DUMP_DISTRACTORS") == "1" {
+		var err error
+		if extra, err = relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := newRelevanceServer(t, extra...)
 	var qs []dumpQuery
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "dev_queries.jsonl"), "dev")...)
 	qs = append(qs, readDumpQueries(t, filepath.Join(rs.dir, "offcatalog.jsonl"), "offcatalog")...)
