@@ -12,10 +12,10 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
@@ -28,14 +28,26 @@ import (
 )
 
 // BenchmarkSearchVsDirect measures POST /search through the real handler over
-// loopback HTTP against the equivalent direct Meilisearch requests (the
-// keyword-only fused search newPlan describes: hybrid.Search, then
-// hybrid.Fetch of the page, sent with the same client), interleaved in
-// the same run, with 1 and 8 clients. Records: AGENTFINDER_BENCH_RECORDS
-// (default 100000); requests per measurement: AGENTFINDER_BENCH_OPS (default
-// 2000). Run once: go test -run XXX -bench SearchVsDirect -benchtime 1x.
-// Targets: p50 <= direct + 1 ms, p99 <= direct + 5 ms, 8-client
-// throughput >= 0.7x direct, no errors.
+// loopback HTTP against the Meilisearch requests it makes, sent straight to
+// Meilisearch with the same client, interleaved in the same run, with 1 and
+// 8 clients. Three sides:
+//
+//   - api: POST /search (query rewriting on, keyword only);
+//   - same: exactly the multi-search requests the server sent for that
+//     request (recorded by a wrapper around the server's Meilisearch client,
+//     one request at a time, then replayed in order): what POST /search adds
+//     over them is this process's own cost (handler, decoding, fusion,
+//     re-ranking, encoding, HTTP). Targets: p50 at most 1 ms and p99 at
+//     most 5 ms over same, 8-client throughput at least 0.7x same;
+//   - minimal: the least a keyword search needs (hybrid.Search of the
+//     request's plan, then a fetch of the page's documents without the
+//     access scope): what POST /search costs over it adds the query shape's
+//     extra Meilisearch work (the re-ranking pool's fetch, the base-filter
+//     ranking of a filtered request) to the above.
+//
+// Records: AGENTFINDER_BENCH_RECORDS (default 100000); requests a side
+// and client count: half AGENTFINDER_BENCH_OPS (default 2000). Run once: go test
+// -run XXX -bench SearchVsDirect -benchtime 1x.
 func BenchmarkSearchVsDirect(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 100000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 2000)
@@ -43,22 +55,71 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	ms, name, rng := benchIndex(b, "bench", n, 1, nil)
 	b.Logf("indexed %d records in %s", n, time.Since(start).Round(time.Millisecond))
 
-	_, hs := benchServer(b, ms, name, nil)
+	rec := &meiliRecorder{}
+	_, hs := benchServer(b, ms, name, func(c *searchapi.Config) { rec.Meili = c.Meili; c.Meili = rec })
 	client := meili.NewHTTPClient(10 * time.Second) // keep-alive, no gzip: the same transport settings both ways
-	// The engine the server runs, built alike, for the direct path's plans.
+	// The engine the server runs, built alike, for the minimal side's plans
+	// and the in-process profile.
 	direct := meili.New(ms.URL, ms.APIKey)
 	prof := newProfile()
 	eng, err := search.New(search.Config{Index: name, Meili: direct, PublicURL: "http://bench.example", QueryRewriter: query.Rewrite, Stage: prof.record}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	queries := benchQueries(b, rng, eng, direct, name)
+	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
+	profileVsDirect(b, prof, eng, queries, n, ops, api)
 
-	// The query mix: one to four words with and without a type filter.
-	type benchQuery struct {
-		body   []byte
-		q      *search.Query
-		direct func(ctx context.Context) error
+	// Warm up (connections, caches), then record what the server sends for
+	// each request, one request at a time.
+	for _, q := range queries {
+		if err := q.minimal(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if err := api(context.Background(), q.body); err != nil {
+			b.Fatal(err)
+		}
 	}
+	recordSame(b, rec, queries, api)
+	sides := []func(ctx context.Context, q benchQuery) error{
+		func(ctx context.Context, q benchQuery) error { return api(ctx, q.body) },
+		func(ctx context.Context, q benchQuery) error { return q.replay(ctx, direct) },
+		func(ctx context.Context, q benchQuery) error { return q.minimal(ctx) },
+	}
+	for b.Loop() {
+		for _, clients := range []int{1, 8} {
+			lat, took, errs := alternateSides(clients, max(1, ops/20), len(queries), func(ctx context.Context, side, i int) error {
+				return sides[side](ctx, queries[i])
+			})
+			reportVsDirect(b, n, clients, lat, took, errs)
+		}
+	}
+}
+
+// benchQuery is one request of BenchmarkSearchVsDirect: its POST /search
+// body, the parsed query, the minimal Meilisearch requests it needs and,
+// once recorded, the multi-search requests the server sent for it.
+type benchQuery struct {
+	body    []byte
+	q       *search.Query
+	minimal func(ctx context.Context) error
+	same    []*meilisearch.MultiSearchRequest
+}
+
+// replay sends the recorded requests in order with client.
+func (q benchQuery) replay(ctx context.Context, client hybrid.Client) error {
+	for _, r := range q.same {
+		if _, err := client.MultiSearchWithContext(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchQueries is the query mix: 64 requests of one to four words, a
+// third with a type filter.
+func benchQueries(b *testing.B, rng *rand.Rand, eng *search.Engine, direct search.Meili, index string) []benchQuery {
+	b.Helper()
 	var queries []benchQuery
 	for i := range 64 {
 		words := make([]byte, 0, 40)
@@ -81,11 +142,10 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// Direct: the fused search's Meilisearch requests (one multi-search
-		// of the term sub-queries, one fetch of the page), the same ones
-		// localSearch sends, without the handler.
+		// Minimal: one multi-search of the request's own term sub-queries,
+		// one fetch of the page, without the handler.
 		p := eng.Plan(sq, nil)
-		queries = append(queries, benchQuery{body: body, q: sq, direct: func(ctx context.Context) error {
+		queries = append(queries, benchQuery{body: body, q: sq, minimal: func(ctx context.Context) error {
 			res, err := hybrid.Search(ctx, direct, p)
 			if err != nil {
 				return err
@@ -94,13 +154,44 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 			for _, h := range res.Hits[:min(len(res.Hits), sq.PageSize)] {
 				ids = append(ids, h.ID)
 			}
-			_, err = hybrid.Fetch(ctx, direct, name, normalize.FieldIdentifier, ids, search.ResultAttributes(), false)
+			_, err = hybrid.Fetch(ctx, direct, index, normalize.FieldIdentifier, ids, search.ResultAttributes(), false)
 			return err
 		}})
 	}
-	api := func(ctx context.Context, body []byte) error { return postSearch(ctx, client, hs.URL, "", body) }
-	// The profile of a request, in process and over HTTP (the same engine
-	// configuration, keyword only).
+	return queries
+}
+
+// recordSame records, one request at a time, the multi-search requests the
+// server sends for each query (queries[i].same). A request that reached
+// Meilisearch otherwise than by multi-search could not be replayed, and
+// fails the benchmark.
+func recordSame(b *testing.B, rec *meiliRecorder, queries []benchQuery, api func(ctx context.Context, body []byte) error) {
+	b.Helper()
+	others := rec.others.Load()
+	sent := 0
+	for i := range queries {
+		rec.start()
+		err := api(context.Background(), queries[i].body)
+		same, rerr := rec.stop()
+		if err != nil || rerr != nil {
+			b.Fatal(err, rerr)
+		}
+		if len(same) == 0 {
+			b.Fatalf("request %d sent Meilisearch no multi-search", i)
+		}
+		queries[i].same = same
+		sent += len(same)
+	}
+	if d := rec.others.Load() - others; d > 0 {
+		b.Fatalf("POST /search sent %d Meilisearch requests outside multi-search: the replay would miss them", d)
+	}
+	b.Logf("recorded %d multi-search requests for %d requests (%.2f a request)", sent, len(queries), float64(sent)/float64(len(queries)))
+}
+
+// profileVsDirect logs the profile of the requests in process and over
+// HTTP (the same engine configuration as the server's, keyword only).
+func profileVsDirect(b *testing.B, prof *profile, eng *search.Engine, queries []benchQuery, n, ops int, api func(ctx context.Context, body []byte) error) {
+	b.Helper()
 	inProcess := func(i int) error {
 		q := *queries[i].q
 		ans, err := eng.Search(context.Background(), &q, nil)
@@ -121,95 +212,49 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 	b.Logf("profile, %d records, keyword only, %d requests a pass, mean ms per request (share):", n, len(queries))
 	b.Logf("new requests: %s", formatProfile(miss, httpRest))
 	b.Logf("repeated requests: %s", formatProfile(hit, httpRest))
+}
 
-	// Warm up both paths (connections, caches).
-	for _, q := range queries {
-		if err := q.direct(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		if err := api(context.Background(), q.body); err != nil {
-			b.Fatal(err)
-		}
-	}
-
-	// The load on a shared machine changes by the second: measure in short
-	// alternating segments (direct, api, api, direct, ...) so both sides see
-	// the same conditions.
+// alternateSides times each side's calls in short alternating segments
+// (the load on a shared machine changes by the second, so every side sees
+// the same conditions): ten rounds of per calls a side from clients
+// goroutines, the side going first rotating each round; call(ctx, side, i)
+// makes a side's call of query i (modulo n). It returns each side's
+// latencies, the time its segments took and how many of its calls failed.
+func alternateSides(clients, per, n int, call func(ctx context.Context, side, i int) error) (lat [3][]time.Duration, took [3]time.Duration, errs [3]int64) {
 	const rounds = 10
-	perSegment := max(1, ops/(2*rounds))
-	run := func(clients int, useAPI bool) (lat []time.Duration, elapsed time.Duration, errs int64) {
-		var next, nerr atomic.Int64
-		lats := make([][]time.Duration, clients)
-		var wg sync.WaitGroup
-		t0 := time.Now()
-		for c := range clients {
-			wg.Go(func() {
-				for {
-					i := next.Add(1) - 1
-					if i >= int64(perSegment) {
-						return
-					}
-					q := queries[int(i)%len(queries)]
-					s := time.Now()
-					var err error
-					if useAPI {
-						err = api(context.Background(), q.body)
-					} else {
-						err = q.direct(context.Background())
-					}
-					lats[c] = append(lats[c], time.Since(s))
-					if err != nil {
-						nerr.Add(1)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		elapsed = time.Since(t0)
-		for _, l := range lats {
-			lat = append(lat, l...)
-		}
-		return lat, elapsed, nerr.Load()
-	}
-	for b.Loop() {
-		for _, clients := range []int{1, 8} {
-			var dl, al []time.Duration
-			var dt, at time.Duration
-			var errs int64
-			for round := range rounds {
-				order := []bool{false, true}
-				if round%2 == 1 {
-					order = []bool{true, false}
-				}
-				for _, useAPI := range order {
-					l, e, n := run(clients, useAPI)
-					errs += n
-					if useAPI {
-						al, at = append(al, l...), at+e
-					} else {
-						dl, dt = append(dl, l...), dt+e
-					}
-				}
-			}
-			dp50, dp99 := pct(dl, 50), pct(dl, 99)
-			ap50, ap99 := pct(al, 50), pct(al, 99)
-			dqps := float64(len(dl)) / dt.Seconds()
-			aqps := float64(len(al)) / at.Seconds()
-			c := strconv.Itoa(clients) + "c"
-			b.ReportMetric(ms2(dp50), "direct_p50_ms_"+c)
-			b.ReportMetric(ms2(ap50), "api_p50_ms_"+c)
-			b.ReportMetric(ms2(ap50-dp50), "p50_overhead_ms_"+c)
-			b.ReportMetric(ms2(dp99), "direct_p99_ms_"+c)
-			b.ReportMetric(ms2(ap99), "api_p99_ms_"+c)
-			b.ReportMetric(ms2(ap99-dp99), "p99_overhead_ms_"+c)
-			b.ReportMetric(dqps, "direct_qps_"+c)
-			b.ReportMetric(aqps, "api_qps_"+c)
-			b.ReportMetric(aqps/dqps, "qps_ratio_"+c)
-			b.ReportMetric(float64(errs), "errors_"+c)
-			b.Logf("%d client(s), %d records: direct p50 %.2f p99 %.2f ms %.0f q/s | api p50 %.2f p99 %.2f ms %.0f q/s | ratio %.2f, errors %d",
-				clients, n, ms2(dp50), ms2(dp99), dqps, ms2(ap50), ms2(ap99), aqps, aqps/dqps, errs)
+	for round := range rounds {
+		for k := range 3 {
+			side := (k + round) % 3
+			l, t, e := concurrently(clients, per, round*per, n, func(i int) error { return call(context.Background(), side, i) })
+			lat[side], took[side], errs[side] = append(lat[side], l...), took[side]+t, errs[side]+e
 		}
 	}
+	return lat, took, errs
+}
+
+// reportVsDirect reports and logs one client count's figures: each side's
+// p50, p99 and requests a second (api, same, minimal), and POST /search's
+// overhead over the same requests (the target) and over the minimal ones.
+func reportVsDirect(b *testing.B, records, clients int, lat [3][]time.Duration, took [3]time.Duration, errs [3]int64) {
+	c := strconv.Itoa(clients) + "c"
+	var p50, p99, qps [3]float64
+	for side, name := range []string{"api", "same", "minimal"} {
+		p50[side], p99[side] = ms2(pct(lat[side], 50)), ms2(pct(lat[side], 99))
+		qps[side] = float64(len(lat[side])) / took[side].Seconds()
+		b.ReportMetric(p50[side], name+"_p50_ms_"+c)
+		b.ReportMetric(p99[side], name+"_p99_ms_"+c)
+		b.ReportMetric(qps[side], name+"_qps_"+c)
+		b.ReportMetric(float64(errs[side]), name+"_errors_"+c)
+	}
+	b.ReportMetric(p50[0]-p50[1], "p50_overhead_ms_"+c)
+	b.ReportMetric(p99[0]-p99[1], "p99_overhead_ms_"+c)
+	b.ReportMetric(qps[0]/qps[1], "qps_ratio_"+c)
+	b.ReportMetric(p50[0]-p50[2], "p50_over_minimal_ms_"+c)
+	b.ReportMetric(qps[0]/qps[2], "qps_ratio_minimal_"+c)
+	b.Logf("%d client(s), %d records: POST /search p50 %.2f p99 %.2f ms %.0f q/s | same requests p50 %.2f p99 %.2f ms %.0f q/s | minimal requests p50 %.2f p99 %.2f ms %.0f q/s",
+		clients, records, p50[0], p99[0], qps[0], p50[1], p99[1], qps[1], p50[2], p99[2], qps[2])
+	b.Logf("%d client(s): over the same requests p50 %+.2f ms (target +1), p99 %+.2f ms (target +5), q/s x%.2f (target 0.7) | over the minimal requests p50 %+.2f ms, q/s x%.2f | errors %d / %d / %d",
+		clients, p50[0]-p50[1], p99[0]-p99[1], qps[0]/qps[1], p50[0]-p50[2], qps[0]/qps[2], errs[0], errs[1], errs[2])
 }
 
 func pct(d []time.Duration, p int) time.Duration {
