@@ -86,12 +86,13 @@ func BenchmarkSearchVsDirect(b *testing.B) {
 		func(ctx context.Context, q benchQuery) error { return q.replay(ctx, direct) },
 		func(ctx context.Context, q benchQuery) error { return q.minimal(ctx) },
 	}
+	meter := newCPUMeter(ms.URL)
 	for b.Loop() {
 		for _, clients := range []int{1, 8} {
-			lat, took, errs := alternateSides(clients, max(1, ops/20), len(queries), func(ctx context.Context, side, i int) error {
+			m := alternateSides(meter, clients, max(1, ops/20), len(queries), func(ctx context.Context, side, i int) error {
 				return sides[side](ctx, queries[i])
 			})
-			reportVsDirect(b, n, clients, lat, took, errs)
+			reportVsDirect(b, n, clients, m)
 		}
 	}
 }
@@ -214,37 +215,55 @@ func profileVsDirect(b *testing.B, prof *profile, eng *search.Engine, queries []
 	b.Logf("repeated requests: %s", formatProfile(hit, httpRest))
 }
 
+// sideFigures are what alternateSides measured of each side (api, same,
+// minimal): latencies, the time its segments took, failed calls, and the
+// CPU time this process (clients and server) and Meilisearch used
+// meanwhile.
+type sideFigures struct {
+	lat                   [3][]time.Duration
+	took, cpuSelf, cpuMei [3]time.Duration
+	errs                  [3]int64
+}
+
 // alternateSides times each side's calls in short alternating segments
 // (the load on a shared machine changes by the second, so every side sees
 // the same conditions): ten rounds of per calls a side from clients
 // goroutines, the side going first rotating each round; call(ctx, side, i)
-// makes a side's call of query i (modulo n). It returns each side's
-// latencies, the time its segments took and how many of its calls failed.
-func alternateSides(clients, per, n int, call func(ctx context.Context, side, i int) error) (lat [3][]time.Duration, took [3]time.Duration, errs [3]int64) {
+// makes a side's call of query i (modulo n).
+func alternateSides(meter cpuMeter, clients, per, n int, call func(ctx context.Context, side, i int) error) sideFigures {
 	const rounds = 10
+	var f sideFigures
 	for round := range rounds {
 		for k := range 3 {
 			side := (k + round) % 3
+			s0, m0 := meter.read()
 			l, t, e := concurrently(clients, per, round*per, n, func(i int) error { return call(context.Background(), side, i) })
-			lat[side], took[side], errs[side] = append(lat[side], l...), took[side]+t, errs[side]+e
+			s1, m1 := meter.read()
+			f.lat[side], f.took[side], f.errs[side] = append(f.lat[side], l...), f.took[side]+t, f.errs[side]+e
+			f.cpuSelf[side] += s1 - s0
+			f.cpuMei[side] += m1 - m0
 		}
 	}
-	return lat, took, errs
+	return f
 }
 
 // reportVsDirect reports and logs one client count's figures: each side's
-// p50, p99 and requests a second (api, same, minimal), and POST /search's
+// p50, p99, requests a second and CPU a request, and POST /search's
 // overhead over the same requests (the target) and over the minimal ones.
-func reportVsDirect(b *testing.B, records, clients int, lat [3][]time.Duration, took [3]time.Duration, errs [3]int64) {
+func reportVsDirect(b *testing.B, records, clients int, f sideFigures) {
 	c := strconv.Itoa(clients) + "c"
-	var p50, p99, qps [3]float64
+	var p50, p99, qps, self, mei [3]float64
 	for side, name := range []string{"api", "same", "minimal"} {
-		p50[side], p99[side] = ms2(pct(lat[side], 50)), ms2(pct(lat[side], 99))
-		qps[side] = float64(len(lat[side])) / took[side].Seconds()
+		p50[side], p99[side] = ms2(pct(f.lat[side], 50)), ms2(pct(f.lat[side], 99))
+		qps[side] = float64(len(f.lat[side])) / f.took[side].Seconds()
+		self[side] = ms2(f.cpuSelf[side]) / float64(len(f.lat[side]))
+		mei[side] = ms2(f.cpuMei[side]) / float64(len(f.lat[side]))
 		b.ReportMetric(p50[side], name+"_p50_ms_"+c)
 		b.ReportMetric(p99[side], name+"_p99_ms_"+c)
 		b.ReportMetric(qps[side], name+"_qps_"+c)
-		b.ReportMetric(float64(errs[side]), name+"_errors_"+c)
+		b.ReportMetric(self[side], name+"_cpu_self_ms_"+c)
+		b.ReportMetric(mei[side], name+"_cpu_meili_ms_"+c)
+		b.ReportMetric(float64(f.errs[side]), name+"_errors_"+c)
 	}
 	b.ReportMetric(p50[0]-p50[1], "p50_overhead_ms_"+c)
 	b.ReportMetric(p99[0]-p99[1], "p99_overhead_ms_"+c)
@@ -254,7 +273,9 @@ func reportVsDirect(b *testing.B, records, clients int, lat [3][]time.Duration, 
 	b.Logf("%d client(s), %d records: POST /search p50 %.2f p99 %.2f ms %.0f q/s | same requests p50 %.2f p99 %.2f ms %.0f q/s | minimal requests p50 %.2f p99 %.2f ms %.0f q/s",
 		clients, records, p50[0], p99[0], qps[0], p50[1], p99[1], qps[1], p50[2], p99[2], qps[2])
 	b.Logf("%d client(s): over the same requests p50 %+.2f ms (target +1), p99 %+.2f ms (target +5), q/s x%.2f (target 0.7) | over the minimal requests p50 %+.2f ms, q/s x%.2f | errors %d / %d / %d",
-		clients, p50[0]-p50[1], p99[0]-p99[1], qps[0]/qps[1], p50[0]-p50[2], qps[0]/qps[2], errs[0], errs[1], errs[2])
+		clients, p50[0]-p50[1], p99[0]-p99[1], qps[0]/qps[1], p50[0]-p50[2], qps[0]/qps[2], f.errs[0], f.errs[1], f.errs[2])
+	b.Logf("%d client(s): CPU ms a request, this process + Meilisearch: POST /search %.3f + %.3f | same %.3f + %.3f | minimal %.3f + %.3f (this process's own over the same requests %+.3f)",
+		clients, self[0], mei[0], self[1], mei[1], self[2], mei[2], self[0]-self[1])
 }
 
 func pct(d []time.Duration, p int) time.Duration {
