@@ -125,8 +125,14 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	r.fillDefaults()
 	battrs, bwant := base.retrieve()
 	rattrs, rwant := r.retrieve()
-	bq := base.queries(battrs)
-	results, err := multiSearch(ctx, c, append(bq, r.queries(rattrs)...))
+	bq, rq := base.queries(battrs), r.queries(rattrs)
+	// Keyword only, r's first sub-query only counts the documents its
+	// filter admits, and base's counts replace that count: it is not sent.
+	uncounted := r.Vector == nil && len(r.Terms) == len(base.Terms)
+	if uncounted {
+		rq = rq[1:]
+	}
+	results, err := multiSearch(ctx, c, append(bq, rq...))
 	if err != nil {
 		return Result{}, Result{}, err
 	}
@@ -134,7 +140,11 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 		return Result{}, Result{}, err
 	}
 	r.Counts = &Counts{Docs: baseRes.Total, TermDocs: baseRes.TermDocs}
-	res, err = r.fuse(results[len(bq):], rwant)
+	rres := results[len(bq):]
+	if uncounted {
+		rres = append([]meilisearch.SearchResponse{{}}, rres...)
+	}
+	res, err = r.fuse(rres, rwant)
 	return baseRes, res, err
 }
 
@@ -276,8 +286,8 @@ func boost(fused []query.Scored, preferred map[string]bool, weight float64) {
 func scoredHits(hits meilisearch.Hits, idField string, p *Preference, want, preferred map[string]bool) ([]query.Hit, error) {
 	out := make([]query.Hit, 0, len(hits))
 	for _, h := range hits {
-		var id string
-		if err := json.Unmarshal(h[idField], &id); err != nil {
+		id, ok := String(h[idField])
+		if !ok {
 			return nil, fmt.Errorf("%w: hit without a string %s", ErrBadResponse, idField)
 		}
 		if want != nil && !preferred[id] && holdsAny(h[p.Field], want) {
@@ -285,8 +295,8 @@ func scoredHits(hits meilisearch.Hits, idField string, p *Preference, want, pref
 		}
 		var score float64
 		if raw, ok := h["_rankingScore"]; ok {
-			if err := json.Unmarshal(raw, &score); err != nil {
-				return nil, fmt.Errorf("%w: _rankingScore: %v", ErrBadResponse, err)
+			if score, ok = Number(raw); !ok {
+				return nil, fmt.Errorf("%w: _rankingScore %s is not a number", ErrBadResponse, raw)
 			}
 		}
 		out = append(out, query.Hit{ID: id, Score: score})
@@ -341,8 +351,7 @@ func FetchScoped(ctx context.Context, c Client, index, idField string, scope fil
 	}
 	byID := make(map[string]meilisearch.Hit, len(resp.Results[0].Hits))
 	for _, h := range resp.Results[0].Hits {
-		var id string
-		if json.Unmarshal(h[idField], &id) == nil {
+		if id, ok := String(h[idField]); ok {
 			byID[id] = h
 		}
 	}
@@ -358,20 +367,7 @@ func FetchScoped(ctx context.Context, c Client, index, idField string, scope fil
 // holdsAny reports whether raw, a JSON string or array of strings, holds a
 // value of want (lower-case keys), compared case-insensitively.
 func holdsAny(raw json.RawMessage, want map[string]bool) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	var vals []string
-	if raw[0] == '"' {
-		var v string
-		if json.Unmarshal(raw, &v) != nil {
-			return false
-		}
-		vals = []string{v}
-	} else if json.Unmarshal(raw, &vals) != nil {
-		return false
-	}
-	for _, v := range vals {
+	for _, v := range Strings(raw) {
 		if want[strings.ToLower(strings.TrimSpace(v))] {
 			return true
 		}

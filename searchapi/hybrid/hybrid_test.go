@@ -204,44 +204,54 @@ func TestSearchPrefer(t *testing.T) {
 func TestScaledOneRoundTrip(t *testing.T) {
 	srv, index := newIndex(t)
 	ctx := context.Background()
-	base := Request{Index: index, Text: "compare daily hotel rates", Vector: []float32{0.6, 0, 0.8}}
-	r := base
-	r.Filter = "type = agent"
-	calls := &countingClient{c: srv.Client}
-	gotBase, got, err := Scaled(ctx, calls, base, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls.n != 1 {
-		t.Errorf("Scaled made %d round trips, want 1", calls.n)
-	}
-	wantBase, err := Search(ctx, srv.Client, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Counts = &Counts{Docs: wantBase.Total, TermDocs: wantBase.TermDocs}
-	want, err := Search(ctx, srv.Client, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gotBase, wantBase) {
-		t.Errorf("base = %+v, want %+v", gotBase, wantBase)
-	}
-	if !reflect.DeepEqual(got, want) || got.Total != gotBase.Total {
-		t.Errorf("filtered = %+v, want %+v (the base's total)", got, want)
-	}
-	if slices.Contains(ids(got), "urn:ai:c.test:mcp:hotels") || !slices.Contains(ids(gotBase), "urn:ai:c.test:mcp:hotels") {
-		t.Errorf("the filter must apply to the filtered ranking only: %v / %v", ids(got), ids(gotBase))
+	for _, vec := range [][]float32{{0.6, 0, 0.8}, nil} {
+		base := Request{Index: index, Text: "compare daily hotel rates", Vector: vec}
+		r := base
+		r.Filter = "type = agent"
+		calls := &countingClient{c: srv.Client}
+		gotBase, got, err := Scaled(ctx, calls, base, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms := len(gotBase.Terms)
+		// With a vector both send their semantic sub-query; keyword only,
+		// the filtered search's count is base's, so it is not asked for.
+		want := 2 * (1 + terms)
+		if vec == nil {
+			want = 1 + 2*terms
+		}
+		if calls.n != 1 || calls.queries != want {
+			t.Errorf("vector %v: Scaled made %d round trips of %d sub-queries, want 1 of %d", vec != nil, calls.n, calls.queries, want)
+		}
+		wantBase, err := Search(ctx, srv.Client, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Counts = &Counts{Docs: wantBase.Total, TermDocs: wantBase.TermDocs}
+		wantRes, err := Search(ctx, srv.Client, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(gotBase, wantBase) {
+			t.Errorf("vector %v: base = %+v, want %+v", vec != nil, gotBase, wantBase)
+		}
+		if !reflect.DeepEqual(got, wantRes) || got.Total != gotBase.Total || len(got.Hits) == 0 {
+			t.Errorf("vector %v: filtered = %+v, want %+v (the base's total)", vec != nil, got, wantRes)
+		}
+		if slices.Contains(ids(got), "urn:ai:c.test:mcp:hotels") || !slices.Contains(ids(gotBase), "urn:ai:c.test:mcp:hotels") {
+			t.Errorf("vector %v: the filter must apply to the filtered ranking only: %v / %v", vec != nil, ids(got), ids(gotBase))
+		}
 	}
 }
 
-// countingClient counts multi-search round trips.
 type countingClient struct {
-	c Client
-	n int
+	c       Client
+	n       int
+	queries int
 }
 
 func (c *countingClient) MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error) {
 	c.n++
+	c.queries += len(q.Queries)
 	return c.c.MultiSearchWithContext(ctx, q)
 }

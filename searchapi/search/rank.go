@@ -452,8 +452,7 @@ func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []fl
 	}
 	byID := make(map[string]meiliHit, len(docs))
 	for _, d := range docs {
-		var id string
-		_ = json.Unmarshal(d[normalize.FieldIdentifier], &id)
+		id, _ := hybrid.String(d[normalize.FieldIdentifier])
 		byID[id] = meiliHit(d)
 	}
 	return byID, nil
@@ -527,8 +526,7 @@ func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, p
 	delete(h, "_vectors")
 	h["score"] = json.RawMessage(strconv.Itoa(pct))
 	h["source"] = s.sourceJSON
-	var id string
-	_ = json.Unmarshal(h["identifier"], &id)
+	id, _ := hybrid.String(h["identifier"])
 	return federation.Hit{
 		Identifier: id,
 		Entry:      h,

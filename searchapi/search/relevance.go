@@ -100,32 +100,12 @@ func candidateOf(doc map[string]json.RawMessage, keyword, semantic float64) scor
 	if doc == nil {
 		return c
 	}
-	_ = json.Unmarshal(doc["displayName"], &c.Name)
+	c.Name, _ = hybrid.String(doc["displayName"])
 	for _, f := range textAttributes {
-		c.Text = append(c.Text, jsonStrings(doc[f])...)
+		c.Text = append(c.Text, hybrid.Strings(doc[f])...)
 	}
 	c.Text = append(c.Text, toolTexts(doc[normalize.FieldTools])...)
 	return c
-}
-
-// jsonStrings reads a JSON string or array of strings; anything else is
-// nil.
-func jsonStrings(raw json.RawMessage) []string {
-	if len(raw) == 0 {
-		return nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil
-		}
-		return []string{s}
-	}
-	var out []string
-	if json.Unmarshal(raw, &out) != nil {
-		return nil
-	}
-	return out
 }
 
 // cutoff is the minimum score q's results must reach: the request's,
@@ -254,8 +234,8 @@ func upstreamRecord(e map[string]json.RawMessage) normalize.Record {
 	var r normalize.Record
 	_ = json.Unmarshal(e["displayName"], &r.DisplayName)
 	_ = json.Unmarshal(e["description"], &r.Description)
-	r.Capabilities = jsonStrings(e["capabilities"])
-	r.SkillNames = jsonStrings(e["skillNames"])
-	r.Tags = jsonStrings(e["tags"])
+	r.Capabilities = hybrid.Strings(e["capabilities"])
+	r.SkillNames = hybrid.Strings(e["skillNames"])
+	r.Tags = hybrid.Strings(e["tags"])
 	return r
 }
