@@ -132,7 +132,7 @@ func BenchmarkIndex(b *testing.B) {
 		if err := st.ensureIndex(ctx, baseIdx); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.applySettings(ctx, baseIdx, desiredSettings(0), nil); err != nil {
+		if _, err := st.applySettings(ctx, baseIdx, desiredSettings(0), "", nil); err != nil {
 			b.Fatal(err)
 		}
 		var chunks [][]byte

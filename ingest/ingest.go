@@ -316,12 +316,19 @@ func (ix *Indexer) setup(ctx context.Context) error {
 		return err
 	}
 	ix.loadHeld()
-	applied, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), ix.optOutVectors)
+	store := ""
+	if dims > 0 {
+		store = vectorStore
+	}
+	applied, err := ix.st.applySettings(ctx, ix.index, desiredSettings(dims), store, ix.optOutVectors)
 	if err != nil {
 		return err
 	}
 	if applied.changed {
 		ix.st.logger.Info("index settings applied", "index", ix.index)
+	}
+	if applied.storeTask != 0 {
+		ix.st.logger.Info("vector store change enqueued", "index", ix.index, "store", vectorStore, "task", applied.storeTask)
 	}
 	if ix.optOut = applied.kept; len(ix.optOut) > 0 {
 		ix.st.logger.Warn("the index has embedders and this process no embedding model: the documents it writes have no vectors until a process with the model rewrites them",

@@ -137,6 +137,8 @@ func embeddersMatch(cur, want *meilisearch.Settings) bool {
 type settingsChange struct {
 	changed, embeddersChanged bool
 	kept                      []string
+	// storeTask is the uid of the vector store change enqueued (0: none).
+	storeTask int64
 }
 
 // applySettings brings index's settings to want, writing only what differs.
@@ -148,7 +150,13 @@ type settingsChange struct {
 // or resizes an embedder, beforeEmbedders runs first (if set): Meilisearch
 // refuses a userProvided embedder while documents lack vectors for it, so
 // the caller opts existing documents out with null vectors.
-func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings, beforeEmbedders func(ctx context.Context) error) (settingsChange, error) {
+//
+// store, when not empty, is the vector store the index's embedders should
+// use (see vectorStore and setVectorStore): it is set while the index has
+// no embedder (before one is added, or after the embedders of an old
+// layout are reset) or, for an index whose embedder stays, moved only when
+// that embedder holds vectors.
+func (s *store) applySettings(ctx context.Context, index string, want *meilisearch.Settings, store string, beforeEmbedders func(ctx context.Context) error) (settingsChange, error) {
 	var cur *meilisearch.Settings
 	err := s.retry(ctx, "get settings of "+index, func(ctx context.Context) error {
 		var err error
@@ -160,7 +168,10 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 	}
 	res := settingsChange{kept: keptEmbedders(cur, want)}
 	if settingsMatch(cur, want) {
-		return res, nil
+		if store != "" {
+			res.storeTask, err = s.setVectorStore(ctx, index, store, len(cur.Embedders) > 0)
+		}
+		return res, err
 	}
 	res.changed = true
 	res.embeddersChanged = !embeddersMatch(cur, want) && len(want.Embedders) > 0
@@ -177,6 +188,12 @@ func (s *store) applySettings(ctx context.Context, index string, want *meilisear
 			return s.client.Index(index).ResetEmbeddersWithContext(ctx)
 		})
 		if err != nil {
+			return settingsChange{}, err
+		}
+		cur.Embedders = nil
+	}
+	if store != "" && len(want.Embedders) > 0 {
+		if res.storeTask, err = s.setVectorStore(ctx, index, store, len(cur.Embedders) > 0); err != nil {
 			return settingsChange{}, err
 		}
 	}

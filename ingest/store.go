@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/ingest/meili"
 )
 
 // store is the one adapter between ingest and meilisearch-go. Every call
@@ -62,6 +64,10 @@ func transient(err error) bool {
 			return me.StatusCode == 0 || me.StatusCode >= 500
 		}
 		return me.StatusCode == http.StatusTooManyRequests || me.StatusCode >= 500 || me.StatusCode == 0
+	}
+	var se *meili.StatusError
+	if errors.As(err, &se) {
+		return se.Status == http.StatusTooManyRequests || se.Status >= 500
 	}
 	return true // not an SDK error: a network error from below
 }
