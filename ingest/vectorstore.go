@@ -98,23 +98,29 @@ func (s *store) enableFeature(ctx context.Context, rc rawClient, name string) (b
 		return rc.Do(ctx, http.MethodGet, "/experimental-features", nil, &feats)
 	})
 	if err != nil {
-		return false, err
+		return s.featureRefused(name, err)
 	}
 	on, known := feats[name].(bool)
-	if !known {
-		return false, nil
-	}
-	if on {
-		return true, nil
+	if !known || on {
+		return on, nil
 	}
 	err = s.retry(ctx, "enable experimental feature "+name, func(ctx context.Context) error {
 		return rc.Do(ctx, http.MethodPatch, "/experimental-features", map[string]bool{name: true}, nil)
 	})
+	if err != nil {
+		return s.featureRefused(name, err)
+	}
+	return true, nil
+}
+
+// featureRefused reads an error of reading or changing the experimental
+// features: Meilisearch refusing (an API key that may not, for one) keeps
+// the index's vector store and is logged; anything else is returned.
+func (s *store) featureRefused(name string, err error) (bool, error) {
 	var se *meili.StatusError
 	if errors.As(err, &se) && se.Status < 500 {
-		// A key that may not change features: keep the default store.
 		s.logger.Warn("cannot enable a Meilisearch experimental feature; the index keeps its vector store", "feature", name, "err", err)
 		return false, nil
 	}
-	return err == nil, err
+	return false, err
 }

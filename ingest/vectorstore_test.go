@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/meilisearch/meilisearch-go"
 
 	"github.com/agentfinder/agentfinder/ingest/meili"
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 )
 
@@ -155,3 +157,35 @@ func waitAll(t *testing.T, e *env) {
 		waitTask(t, e.client, res.Results[0].UID)
 	}
 }
+
+// TestVectorStoreRefused: an API key that may not read or change
+// Meilisearch's experimental features still sets up an index with an
+// embedder and writes its vectors; the index keeps the default store.
+func TestVectorStoreRefused(t *testing.T) {
+	ms := meilitest.Connect(t)
+	key, err := ms.Client.CreateKeyWithContext(t.Context(), &meilisearch.Key{
+		Name:    "no-experimental",
+		Actions: []string{"search", "documents.*", "indexes.*", "settings.*", "tasks.*", "stats.*"},
+		Indexes: []string{"*"}, ExpiresAt: time.Now().Add(time.Hour),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = ms.Client.DeleteKey(key.Key) })
+	limited := meili.New(ms.URL, key.Key)
+	if err := limited.Do(t.Context(), http.MethodGet, "/experimental-features", nil, nil); err == nil {
+		t.Fatal("the limited key reads the experimental features; the test needs one that may not")
+	}
+	emb := &hashEmbedder{dims: 8}
+	e := &env{t: t, client: limited, index: meilitest.NewIndexName("ingest"),
+		clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)), results: &results{}}
+	t.Cleanup(func() { dropIndexes(ms.Client, e.index) })
+	e.open(Config{Embedder: emb})
+	e.sync(catalog(t, acme, acmeManifest()))
+	admin, _ := ms.Client.(*meili.Client)
+	if got := vectorStoreOf(t, admin, e.index); got != "" {
+		t.Fatalf("vector store %q, want the default kept", got)
+	}
+	nearest(t, e, emb, "weather forecast")
+}
+
