@@ -42,9 +42,10 @@ const featureVectorStore = "vectorStoreSetting"
 // its store (a warning says so); with no embedder, or one holding vectors,
 // the move is safe (ingest's tests do both).
 //
-// It does not wait for the task: Meilisearch moves the vectors in it,
-// which takes a while on a large index (searches keep using the old store
-// meanwhile, and later writes queue behind it); a failed task leaves the
+// Without an embedder it waits for the task (there is nothing to move).
+// With one it does not: Meilisearch moves the vectors in that task, which
+// takes a while on a large index (searches keep using the old store
+// meanwhile, and later writes queue behind it); a failed move leaves the
 // old store, which the next start asks to change again. A Meilisearch
 // without the feature, or a client that cannot ask, keeps the default
 // store, which is no error.
@@ -85,6 +86,10 @@ func (s *store) setVectorStore(ctx context.Context, index, want string, withEmbe
 	}}
 	if err := s.enqueue(ctx, t); err != nil {
 		return 0, err
+	}
+	if !withEmbedder {
+		// No vectors to move: quick, and a start right after sees it done.
+		return t.uid, s.finish(ctx, t)
 	}
 	return t.uid, nil
 }

@@ -188,4 +188,3 @@ func TestVectorStoreRefused(t *testing.T) {
 	}
 	nearest(t, e, emb, "weather forecast")
 }
-
