@@ -22,8 +22,11 @@ import (
 const vectorStore = "experimental"
 
 // rawClient is the part of meili.Client that sends requests meilisearch-go
-// has no method for; a client without it (the cluster's, whose writes go
-// through the write log) leaves the vector store as it is.
+// has no method for; a client without it leaves the vector store as it is.
+// A cluster's meili.Client sends them like its other requests: the reads
+// to a replica, the writes (the feature and the setting) to the index
+// write log, which every replica applies in order, so each replica, one
+// that joins later too, turns the feature on before it meets the setting.
 type rawClient interface {
 	Do(ctx context.Context, method, path string, body, out any) error
 }
@@ -47,8 +50,8 @@ const featureVectorStore = "vectorStoreSetting"
 // takes a while on a large index (searches keep using the old store
 // meanwhile, and later writes queue behind it); a failed move leaves the
 // old store, which the next start asks to change again. A Meilisearch
-// without the feature, or a client that cannot ask, keeps the default
-// store, which is no error.
+// without the feature, a client that cannot ask, or a change that fails
+// (see storeKept) keeps the index's store, which is no error.
 func (s *store) setVectorStore(ctx context.Context, index, want string, withEmbedder bool) (int64, error) {
 	rc, ok := s.client.(rawClient)
 	if !ok {
@@ -89,9 +92,25 @@ func (s *store) setVectorStore(ctx context.Context, index, want string, withEmbe
 	}
 	if !withEmbedder {
 		// No vectors to move: quick, and a start right after sees it done.
-		return t.uid, s.finish(ctx, t)
+		if err := s.finish(ctx, t); err != nil {
+			return 0, s.storeKept(index, want, err)
+		}
 	}
 	return t.uid, nil
+}
+
+// storeKept turns the failed task of a change of index's vector store into
+// a warning: the index keeps its store, as when the feature cannot be
+// turned on, and the next start asks again. In a cluster the feature's
+// change goes through the write log, so a replica that refuses it (an API
+// key that may read the features but not change them) shows only here.
+func (s *store) storeKept(index, want string, err error) error {
+	var te *TaskError
+	if !errors.As(err, &te) {
+		return err
+	}
+	s.logger.Warn("the vector store change failed; the index keeps its store", "index", index, "store", want, "err", err)
+	return nil
 }
 
 // enableFeature turns Meilisearch's experimental feature name on and

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meilisearch/meilisearch-go"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -249,15 +248,14 @@ func (c *cluster) close() {
 	}
 }
 
-// client is a meilisearch-go client over the replica set, writing through
-// w (nil: no writes).
-func (c *cluster) client(w *writelog.Writer, key string) meilisearch.ServiceManager {
+// client is a Meilisearch client over the replica set, writing through w
+// (nil: no writes). Its Do sends what meilisearch-go has no method for the
+// same way, so ingest gives a cluster's index the vector store it gives a
+// single server's: the experimental feature and the setting are writes of
+// the log, applied to every replica in order.
+func (c *cluster) client(w *writelog.Writer, key string) *meili.Client {
 	hc := &http.Client{Transport: c.set.Transport(w), Timeout: 30 * time.Second}
-	opts := []meilisearch.Option{meilisearch.WithCustomClient(hc)}
-	if key != "" {
-		opts = append(opts, meilisearch.WithAPIKey(key))
-	}
-	return meilisearch.New("http://meilisearch-replicas", opts...)
+	return meili.NewWithHTTP("http://meilisearch-replicas", key, hc)
 }
 
 // runApplier campaigns for replica r's applier lease until ctx ends and

@@ -56,7 +56,14 @@ type Client struct {
 // New returns a client for the server at url with the given API key (empty
 // for none), using NewHTTPClient. It does not contact the server.
 func New(url, apiKey string) *Client {
-	hc := NewHTTPClient(0)
+	return NewWithHTTP(url, apiKey, NewHTTPClient(0))
+}
+
+// NewWithHTTP returns a client for url that sends every request, Do's
+// included, with hc: a cluster's client, whose transport sends reads to the
+// replicas and writes to the index write log (ingest/replica), is one. hc
+// should not ask for compression (see NewHTTPClient).
+func NewWithHTTP(url, apiKey string, hc *http.Client) *Client {
 	opts := []meilisearch.Option{meilisearch.WithCustomClient(hc)}
 	if apiKey != "" {
 		opts = append(opts, meilisearch.WithAPIKey(apiKey))

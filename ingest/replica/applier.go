@@ -10,7 +10,9 @@
 // one replica while their lease changes hands, apply each write once. An
 // applier starts after the replica's last task id, so the replica's own
 // data is the only record of how far it got; a replica that was down
-// catches up from the log when it is back.
+// catches up from the log when it is back. A write that makes no task (the
+// experimental features a setting needs) is applied in its place too; an
+// applier that restarts after it sends it again, which changes nothing.
 //
 // A Set watches the replicas (health, applied sequence, pending tasks) and
 // gives a Transport for meilisearch-go clients: reads go to a replica in
