@@ -82,3 +82,40 @@ func TestHybridSearch(t *testing.T) {
 		t.Fatalf("semantic component %v (%v)", sem, top.Evidence.ScoreComponents)
 	}
 }
+
+// TestSearchBeforeTheEmbedder: a server with a model searching an index
+// that has no embedder yet (a cluster's read node serving before the
+// leader's first setup adds it) answers by keywords instead of failing.
+func TestSearchBeforeTheEmbedder(t *testing.T) {
+	ms, name := meilitest.Index(t, "searchapi_noembedder")
+	idx := ms.Client.Index(name)
+	task, err := idx.UpdateSettings(searchtest.Settings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	doc := normalize.NewDocument(normalize.Record{Identifier: "urn:ai:w.example:agent:books", DisplayName: "Book Agent",
+		Description: "library loans and renewals", Type: "application/a2a-agent-card+json"}, testNow)
+	if task, err = idx.AddDocuments([]normalize.Document{doc}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Index: name, Meili: ms.Client, Embedder: axisEmbedder{}, MinScore: new(int), Now: func() time.Time { return testNow }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, srv: srv}
+	f.http = httptest.NewServer(srv.Handler())
+	t.Cleanup(f.http.Close)
+	status, out := f.search(map[string]any{"query": map[string]any{"text": "library loans", "federation": "none"}})
+	if status != http.StatusOK || len(out.Results) == 0 {
+		t.Fatalf("status %d, %d results, %+v", status, len(out.Results), out.Error)
+	}
+	if got := out.Results[0].Identifier; got != "urn:ai:w.example:agent:books" {
+		t.Fatalf("top %s", got)
+	}
+}

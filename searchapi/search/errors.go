@@ -114,3 +114,10 @@ func meiliUnavailable(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }
+
+// noEmbedder reports whether err is Meilisearch refusing a vector search
+// because the index has no embedder of that name (yet).
+func noEmbedder(err error) bool {
+	var me *meilisearch.Error
+	return errors.As(err, &me) && me.MeilisearchApiError.Code == "invalid_search_embedder"
+}

@@ -306,6 +306,13 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	prep := s.prepare(ctx, q.Text, &w)
 	vec := prep.vec
 	res, scale, err := s.scaled(ctx, q, prep, offset+limit+1)
+	if err != nil && vec != nil && noEmbedder(err) {
+		// The index has no embedder yet (a read node of a cluster serves
+		// before the leader's first setup adds it): keyword search only.
+		s.log.Warn("the index has no embedder yet; keyword search only", "correlationId", s.correlationID(ctx), "err", err)
+		prep.vec, vec = nil, nil
+		res, scale, err = s.scaled(ctx, q, prep, offset+limit+1)
+	}
 	if err != nil {
 		return out, err
 	}
