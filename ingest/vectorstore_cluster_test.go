@@ -16,7 +16,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/ingest/replica"
 	"github.com/agentfinder/agentfinder/ingest/writelog"
-	"github.com/agentfinder/agentfinder/scheduler/natsnode"
+	"github.com/agentfinder/agentfinder/scheduler/natsnode/natstest"
 )
 
 // TestVectorStoreCluster: an index with an embedder written by a cluster's
@@ -29,18 +29,7 @@ func TestVectorStoreCluster(t *testing.T) {
 	c := newClusterRig(t, 3)
 	c.startApplier(0)
 	c.startApplier(1)
-	set := replica.NewSet(replica.SetConfig{Replicas: c.reps[:2], JS: c.js, Progress: c.progress,
-		HTTP: meili.NewHTTPClient(0), Interval: 100 * time.Millisecond, MaxStall: time.Second})
-	c.run(set.Watch)
-	w, _, err := writelog.Begin(t.Context(), writelog.Config{JS: c.js, Token: 1, Holder: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := meili.NewWithHTTP("http://replicas", "", &http.Client{Transport: set.Transport(w), Timeout: 30 * time.Second})
-	emb := &hashEmbedder{dims: 8}
-	e := &env{t: t, client: client, index: meilitest.NewIndexName("ingest"),
-		clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)), results: &results{}}
-	e.open(Config{Embedder: emb})
+	client, e, emb := c.ingestEnv(c.reps[:2])
 	e.sync(catalog(t, acme, acmeManifest()))
 	c.caughtUp(0, 1)
 	c.haveStore(e, emb, vectorStore, 0, 1)
@@ -80,20 +69,7 @@ type clusterRig struct {
 
 func newClusterRig(t *testing.T, n int) *clusterRig {
 	t.Helper()
-	node, err := natsnode.Start(natsnode.Config{Name: "t", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Shutdown)
-	nc, err := node.Connect("ingest-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := natsnode.JetStream(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, natstest.Node(t), "ingest-test")
 	if _, err := writelog.EnsureStream(t.Context(), js, writelog.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +177,18 @@ func TestVectorStoreClusterRefused(t *testing.T) {
 	}
 	c.reps[0].APIKey = key.Key
 	c.startApplier(0)
-	set := replica.NewSet(replica.SetConfig{Replicas: c.reps, JS: c.js, Progress: c.progress,
+	_, e, emb := c.ingestEnv(c.reps)
+	e.sync(catalog(t, acme, acmeManifest()))
+	c.caughtUp(0)
+	c.haveStore(e, emb, "", 0)
+}
+
+// ingestEnv opens an ingest with an embedder on a fresh index through the
+// cluster's client over reps (reads from them, writes through the log),
+// as serve's cluster builds it; it returns that client too.
+func (c *clusterRig) ingestEnv(reps []replica.Replica) (*meili.Client, *env, *hashEmbedder) {
+	t := c.t
+	set := replica.NewSet(replica.SetConfig{Replicas: reps, JS: c.js, Progress: c.progress,
 		HTTP: meili.NewHTTPClient(0), Interval: 100 * time.Millisecond, MaxStall: time.Second})
 	c.run(set.Watch)
 	w, _, err := writelog.Begin(t.Context(), writelog.Config{JS: c.js, Token: 1, Holder: "test"})
@@ -213,7 +200,5 @@ func TestVectorStoreClusterRefused(t *testing.T) {
 	e := &env{t: t, client: client, index: meilitest.NewIndexName("ingest"),
 		clock: clockwork.NewFakeClockAt(time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)), results: &results{}}
 	e.open(Config{Embedder: emb})
-	e.sync(catalog(t, acme, acmeManifest()))
-	c.caughtUp(0)
-	c.haveStore(e, emb, "", 0)
+	return client, e, emb
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/ingest/replica"
 	"github.com/agentfinder/agentfinder/ingest/writelog"
-	"github.com/agentfinder/agentfinder/scheduler/natsnode"
+	"github.com/agentfinder/agentfinder/scheduler/natsnode/natstest"
 )
 
 // rig is a write log on one embedded NATS node, n Meilisearch replicas and
@@ -39,17 +39,7 @@ type rig struct {
 
 func newRig(t testing.TB, n int) *rig {
 	t.Helper()
-	node, err := natsnode.Start(natsnode.Config{Name: "t", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Shutdown)
-	nc, err := node.Connect("replica-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := natsnode.JetStream(nc)
+	js := natstest.JetStream(t, natstest.Node(t), "replica-test")
 	if _, err := writelog.EnsureStream(t.Context(), js, writelog.StreamConfig{}); err != nil {
 		t.Fatal(err)
 	}

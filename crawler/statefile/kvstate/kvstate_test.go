@@ -11,26 +11,12 @@ import (
 
 	"github.com/agentfinder/agentfinder/crawler/statefile/kvstate"
 	"github.com/agentfinder/agentfinder/fixtures/logbuf"
-	"github.com/agentfinder/agentfinder/scheduler/natsnode"
+	"github.com/agentfinder/agentfinder/scheduler/natsnode/natstest"
 )
 
 func jetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	node, err := natsnode.Start(natsnode.Config{Name: "t", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Shutdown)
-	nc, err := node.Connect("kvstate-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := natsnode.JetStream(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return natstest.JetStream(t, natstest.Node(t), "kvstate-test")
 }
 
 func TestDocsRoundTrip(t *testing.T) {
