@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -13,8 +14,56 @@ import (
 // other punctuation separate words. The query rewriter, the evidence of a
 // search result and the registry book all read text through it.
 func Words(text string) []string {
+	if isASCII(text) {
+		return asciiWords(text)
+	}
+	return unicodeWords(text)
+}
+
+// unicodeWords is Words of any text.
+func unicodeWords(text string) []string {
 	text = strings.ToLower(norm.NFKC.String(text))
 	return strings.FieldsFunc(text, func(r rune) bool { return !IsWordRune(r) })
+}
+
+// asciiWords is Words of an ASCII text in one pass without tables (the
+// re-ranking reads the words of every candidate of every search): NFKC
+// leaves ASCII as it is, and its word runes are the letters and digits.
+func asciiWords(text string) []string {
+	text = strings.ToLower(text)
+	n := 0
+	for i := 0; i < len(text); i++ {
+		if isASCIIWordByte(text[i]) && (i == 0 || !isASCIIWordByte(text[i-1])) {
+			n++
+		}
+	}
+	out := make([]string, 0, n)
+	start := -1
+	for i := 0; i < len(text); i++ {
+		switch word := isASCIIWordByte(text[i]); {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			out = append(out, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// isASCIIWordByte is IsWordRune of a lower-case ASCII byte.
+func isASCIIWordByte(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // IsWordRune reports whether r belongs to a word of Words: a letter, a

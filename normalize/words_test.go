@@ -1,8 +1,11 @@
 package normalize
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 func TestWordsAndTerms(t *testing.T) {
@@ -25,4 +28,56 @@ func TestWordsAndTerms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestASCIIWordsAsUnicode checks the ASCII path of Words against the general
+// one on every ASCII byte, around words, and on random ASCII texts.
+func TestASCIIWordsAsUnicode(t *testing.T) {
+	texts := []string{"", " ", "--", "a", "A", "Flight Booker", "Book cheap flights to Paris, and Rome.", "x1 2y  Z_9's", "tail9"}
+	for b := 0; b < utf8.RuneSelf; b++ {
+		c := string(rune(b))
+		texts = append(texts, c, "ab"+c+"CD", c+"x"+c, "9"+c+c+"q")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		buf := make([]byte, rng.IntN(40))
+		for i := range buf {
+			buf[i] = byte(rng.IntN(utf8.RuneSelf))
+		}
+		texts = append(texts, string(buf))
+	}
+	for _, s := range texts {
+		got, want := asciiWords(s), unicodeWords(s)
+		if got == nil || !slices.Equal(got, want) {
+			t.Fatalf("asciiWords(%q) = %q, want %q", s, got, want)
+		}
+		if w := Words(s); !slices.Equal(w, want) {
+			t.Fatalf("Words(%q) = %q, want %q", s, w, want)
+		}
+	}
+	if w := Words("Café NAÏVE ﬁle"); !slices.Equal(w, []string{"café", "naïve", "file"}) {
+		t.Errorf("Words of a non-ASCII text = %q", w)
+	}
+}
+
+// BenchmarkWords times Words on ASCII texts like a candidate's name and
+// description against the general path on the same texts, and prints the
+// ratio (run: go test -run '^$' -bench Words ./normalize/).
+func BenchmarkWords(b *testing.B) {
+	texts := []string{"Flight Booker", "Book cheap flights to Paris and Rome, compare fares and hold a seat for 24 hours.",
+		"weather-forecast", "Answers questions about payroll runs, tax fields and onboarding (HR, v2)."}
+	var fast, general time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for _, s := range texts {
+			_ = Words(s)
+		}
+		fast += time.Since(start)
+		start = time.Now()
+		for _, s := range texts {
+			_ = unicodeWords(s)
+		}
+		general += time.Since(start)
+	}
+	b.ReportMetric(float64(fast)/float64(general), "words/unicode")
 }

@@ -1,8 +1,9 @@
 package query
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Measured defaults (see the package documentation).
@@ -66,7 +67,11 @@ func Fuse(semantic []Hit, terms []TermResult, docs int, keywordWeight float64) [
 		kw, sem float64
 		terms   []termIDF
 	}
-	byID := map[string]*acc{}
+	hits := len(semantic)
+	for _, t := range terms {
+		hits += len(t.Hits)
+	}
+	byID := make(map[string]*acc, hits)
 	get := func(id string) *acc {
 		a := byID[id]
 		if a == nil {
@@ -105,17 +110,20 @@ func Fuse(semantic []Hit, terms []TermResult, docs int, keywordWeight float64) [
 			s.Keyword = a.kw / idfSum
 		}
 		s.Score = keywordWeight*s.Keyword + (1-keywordWeight)*s.Semantic
-		sort.SliceStable(a.terms, func(i, j int) bool { return a.terms[i].idf > a.terms[j].idf })
+		slices.SortStableFunc(a.terms, func(x, y termIDF) int { return cmp.Compare(y.idf, x.idf) })
+		if len(a.terms) > 0 {
+			s.Terms = make([]string, 0, len(a.terms))
+		}
 		for _, t := range a.terms {
 			s.Terms = append(s.Terms, t.term)
 		}
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
+	slices.SortFunc(out, func(x, y Scored) int {
+		if c := cmp.Compare(y.Score, x.Score); c != 0 {
+			return c
 		}
-		return out[i].ID < out[j].ID
+		return cmp.Compare(x.ID, y.ID)
 	})
 	return out
 }

@@ -82,32 +82,33 @@ const (
 var rankNames = [numRank]string{"semantic", "keyword", "nameCover", "textCover"}
 
 // candidateFeatures describes candidate c of request r; idf holds the idf
-// of each of r's terms.
-func candidateFeatures(r *Request, c *Candidate, idf []float64) [numRank]float64 {
+// of each of r's terms, w c's words (wordsOf).
+func candidateFeatures(r *Request, c *Candidate, idf []float64, w entryText) [numRank]float64 {
 	var f [numRank]float64
 	f[rSemantic] = c.Semantic
 	f[rKeyword] = c.Keyword
-	f[rNameCover], f[rTextCover] = cover(r, idf, c)
+	f[rNameCover], f[rTextCover] = cover(r, idf, w)
 	return f
 }
 
 // poolFeatures describes every candidate of pool (candidateFeatures) with
 // its text cover normalised by its length (lengthNorm, b the model's
 // LengthNorm) against the pool's mean length, which it returns (in words).
+// Each candidate's words are read once, for its length and its cover.
 func poolFeatures(r *Request, pool []Candidate, idf []float64, b float64) ([][numRank]float64, float64) {
 	feats := make([][numRank]float64, len(pool))
-	words := make([]int, len(pool))
+	words := make([]entryText, len(pool))
 	var mean float64
 	for i := range pool {
-		words[i] = entryWords(&pool[i])
-		mean += float64(words[i])
+		words[i] = wordsOf(&pool[i])
+		mean += float64(words[i].count())
 	}
 	if len(pool) > 0 {
 		mean /= float64(len(pool))
 	}
 	for i := range pool {
-		feats[i] = candidateFeatures(r, &pool[i], idf)
-		feats[i][rTextCover] /= lengthNorm(b, words[i], mean)
+		feats[i] = candidateFeatures(r, &pool[i], idf, words[i])
+		feats[i][rTextCover] /= lengthNorm(b, words[i].count(), mean)
 	}
 	return feats, mean
 }
@@ -124,14 +125,25 @@ func lengthNorm(b float64, words int, mean float64) float64 {
 	return 1 - b + b*float64(words)/mean
 }
 
-// entryWords is the number of words of c's name and text.
-func entryWords(c *Candidate) int {
-	n := len(normalize.Words(c.Name))
+// entryText is a candidate's words (normalize.Words): its name's, and its
+// texts' in order.
+type entryText struct{ name, text []string }
+
+// wordsOf reads c's words.
+func wordsOf(c *Candidate) entryText {
+	w := entryText{name: normalize.Words(c.Name)}
 	for _, s := range c.Text {
-		n += len(normalize.Words(s))
+		if words := normalize.Words(s); w.text == nil {
+			w.text = words // its own: Words returns a new slice
+		} else {
+			w.text = append(w.text, words...)
+		}
 	}
-	return n
+	return w
 }
+
+// count is the number of words of the candidate's name and text.
+func (w entryText) count() int { return len(w.name) + len(w.text) }
 
 // knownShare is the idf-weighted share of r's terms some document holds.
 func knownShare(r *Request, idf []float64) float64 {
@@ -161,24 +173,19 @@ func idfs(r *Request) []float64 {
 // the candidate's name and anywhere in its text (name included). A term no
 // document holds counts with the highest idf, so matching one rare word of
 // a request made of unknown words covers little of it.
-func cover(r *Request, idf []float64, c *Candidate) (name, text float64) {
+func cover(r *Request, idf []float64, words entryText) (name, text float64) {
 	if len(r.Terms) == 0 {
 		return 0, 0
-	}
-	nameWords := normalize.Words(c.Name)
-	var textWords []string
-	for _, s := range c.Text {
-		textWords = append(textWords, normalize.Words(s)...)
 	}
 	var sum, inName, inText float64
 	for i, t := range r.Terms {
 		w := idf[i]
 		sum += w
 		switch {
-		case containsWord(nameWords, t.Word):
+		case containsWord(words.name, t.Word):
 			inName += w
 			inText += w
-		case containsWord(textWords, t.Word):
+		case containsWord(words.text, t.Word):
 			inText += w
 		}
 	}

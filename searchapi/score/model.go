@@ -272,8 +272,9 @@ func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
 	if len(rk.Order) == 0 {
 		return 0
 	}
-	f := candidateFeatures(r, c, rk.idf)
-	f[rTextCover] /= lengthNorm(m.LengthNorm, entryWords(c), rk.meanWords)
+	w := wordsOf(c)
+	f := candidateFeatures(r, c, rk.idf, w)
+	f[rTextCover] /= lengthNorm(m.LengthNorm, w.count(), rk.meanWords)
 	u := math.Min(dot(m.Ranker[:], f[:]), rk.topUtility)
 	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
 }

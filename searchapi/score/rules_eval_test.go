@@ -59,7 +59,7 @@ func views(m *Model, qs []fitQuery, world int, keep func(*fitQuery) bool) []view
 			}
 			x[xNameCover], x[xTextCover] = rk.feats[i][rNameCover], rk.feats[i][rTextCover]
 			x[xKeyword] = c.Keyword
-			x[xLength] = math.Log1p(float64(entryWords(&q.pool[i])))
+			x[xLength] = math.Log1p(float64(wordsOf(&q.pool[i]).count()))
 			x[xFused] = math.Log1p(float64(i))
 			v.x = append(v.x, x)
 		}

@@ -40,12 +40,12 @@ func TestCover(t *testing.T) {
 	r := &Request{Docs: 100, Terms: []Term{{"flights", 3}, {"paris", 5}, {"xyzzy", 0}}}
 	c := &Candidate{Name: "Flight Booker", Text: []string{"Book cheap flights to Paris and Rome."}}
 	idf := idfs(r)
-	name, text := cover(r, idf, c)
+	name, text := cover(r, idf, wordsOf(c))
 	sum := idf[0] + idf[1] + idf[2]
 	if math.Abs(name-idf[0]/sum) > 1e-9 || math.Abs(text-(idf[0]+idf[1])/sum) > 1e-9 {
 		t.Errorf("cover = %.3f, %.3f; want %.3f, %.3f", name, text, idf[0]/sum, (idf[0]+idf[1])/sum)
 	}
-	if n, x := cover(&Request{}, nil, c); n != 0 || x != 0 {
+	if n, x := cover(&Request{}, nil, wordsOf(c)); n != 0 || x != 0 {
 		t.Errorf("no terms: cover %v %v", n, x)
 	}
 }
