@@ -6,7 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // SearchAnswer is the body of a POST /search answer: the one type for it.
@@ -173,7 +174,7 @@ func ShownEntry(entry map[string]json.RawMessage) (SearchResult, error) {
 			continue
 		}
 		fv := v.Field(f.index)
-		if s, ok := plainString(raw); ok && fv.Kind() == reflect.String {
+		if s := ""; fv.Kind() == reflect.String && rawjson.String(raw, &s) {
 			fv.SetString(s)
 			continue
 		}
@@ -182,27 +183,6 @@ func ShownEntry(entry map[string]json.RawMessage) (SearchResult, error) {
 		}
 	}
 	return r, nil
-}
-
-// plainString is the text of raw when raw is a JSON string that holds no
-// escape, control character or invalid UTF-8 (its text is then the bytes
-// between its quotes, as json.Unmarshal would read it); ok is false for
-// anything else.
-func plainString(raw json.RawMessage) (s string, ok bool) {
-	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
-		return "", false
-	}
-	in := raw[1 : n-1]
-	for _, c := range in {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
 }
 
 // shownField is a field of SearchResult and the member it is read from.

@@ -1,44 +1,43 @@
 package hybrid
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/agentfinder/agentfinder/normalize/rawjson"
 )
 
 // The fields of a hit are read on every search (each sub-query's
-// identifiers and scores, the pool's texts): these read the common shapes
-// (a string without escapes, an array of them, a number) directly and
-// leave the rest to encoding/json, with the same results. raw is a value
-// a JSON decoder has already checked (a hit's field), so a string without
-// a backslash is its bytes between the quotes.
+// identifiers and scores, the pool's texts): these read them without
+// reflection (rawjson, whose strings without escapes are their bytes), with
+// the results of encoding/json.
 
 // String reads raw, a JSON string; ok is false for anything else.
 func String(raw json.RawMessage) (s string, ok bool) {
-	if inner, plain := plainString(raw); plain {
-		return string(inner), true
-	}
-	return s, json.Unmarshal(raw, &s) == nil
+	return s, rawjson.String(raw, &s)
 }
+
+// errNotString stops the walk of an array holding something else.
+var errNotString = errors.New("not a string")
 
 // Strings reads raw, a JSON string or array of strings; anything else is
 // nil.
 func Strings(raw json.RawMessage) []string {
-	if len(raw) == 0 {
-		return nil
+	if s, ok := String(raw); ok && len(raw) > 0 && raw[0] == '"' {
+		return []string{s}
 	}
-	if raw[0] == '"' {
-		if s, ok := String(raw); ok {
-			return []string{s}
+	out := []string{}
+	end, err := rawjson.Array(raw, rawjson.SkipSpace(raw, 0), func(at int) (int, error) {
+		next := rawjson.SkipValue(raw, at)
+		var s string
+		if next == at || !rawjson.String(raw[at:next], &s) {
+			return at, errNotString
 		}
-		return nil
-	}
-	if out, ok := plainStrings(raw); ok {
-		return out
-	}
-	var out []string
-	if json.Unmarshal(raw, &out) != nil {
+		out = append(out, s)
+		return next, nil
+	})
+	if err != nil || rawjson.SkipSpace(raw, end) != len(raw) {
 		return nil
 	}
 	return out
@@ -53,58 +52,4 @@ func Number(raw json.RawMessage) (float64, bool) {
 		f = v
 	}
 	return f, err == nil
-}
-
-// plainString returns the bytes between the quotes of raw when it is a
-// string without escapes (and valid UTF-8, which encoding/json would
-// otherwise repair).
-func plainString(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
-	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || bytes.IndexByte(inner, '"') >= 0 || !utf8.Valid(inner) {
-		return nil, false
-	}
-	return inner, true
-}
-
-// plainStrings reads raw when it is an array of plain strings (see
-// plainString); ok is false for anything else.
-func plainStrings(raw []byte) (out []string, ok bool) {
-	if len(raw) < 2 || raw[0] != '[' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
-		return nil, false
-	}
-	out = []string{}
-	rest := skipSpace(raw[1:])
-	if len(rest) > 0 && rest[0] == ']' {
-		return out, len(skipSpace(rest[1:])) == 0
-	}
-	for {
-		if len(rest) == 0 || rest[0] != '"' {
-			return nil, false
-		}
-		end := bytes.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return nil, false
-		}
-		out = append(out, string(rest[1:1+end]))
-		rest = skipSpace(rest[2+end:])
-		switch {
-		case len(rest) > 0 && rest[0] == ',':
-			rest = skipSpace(rest[1:])
-		case len(rest) > 0 && rest[0] == ']':
-			return out, len(skipSpace(rest[1:])) == 0
-		default:
-			return nil, false
-		}
-	}
-}
-
-// skipSpace drops JSON white space from the front of b.
-func skipSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
-		b = b[1:]
-	}
-	return b
 }
