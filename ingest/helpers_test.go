@@ -224,3 +224,17 @@ func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	}
 	return out, nil
 }
+
+// reopenWithoutTasks closes e's ingest and opens it again with cfg,
+// requiring the start to enqueue no Meilisearch task (nothing to change).
+func (e *env) reopenWithoutTasks(cfg Config) {
+	e.t.Helper()
+	if err := e.ix.Close(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+	before := e.tasks()
+	e.open(cfg)
+	if after := e.tasks(); after != before {
+		e.t.Fatalf("the start after the change enqueued %d tasks, want 0", after-before)
+	}
+}

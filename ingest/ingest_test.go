@@ -548,14 +548,7 @@ func TestEmbedderOfAnOldLayoutIsReplaced(t *testing.T) {
 	if _, ok := s.Embedders[normalize.EmbedderName]; !ok || len(s.Embedders) != 1 {
 		t.Fatalf("embedders = %v, want %s alone", s.Embedders, normalize.EmbedderName)
 	}
-	if err := e.ix.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	before := e.tasks()
-	e.open(Config{Embedder: emb})
-	if after := e.tasks(); after != before {
-		t.Fatalf("the start after the change enqueued %d tasks, want 0", after-before)
-	}
+	e.reopenWithoutTasks(Config{Embedder: emb})
 }
 
 func TestNewGivesUpOnUnreachableMeilisearch(t *testing.T) {

@@ -51,14 +51,7 @@ func TestVectorStore(t *testing.T) {
 	}
 	nearest(t, e, emb, "weather forecast")
 
-	if err := e.ix.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	before := e.tasks()
-	e.open(Config{Embedder: emb})
-	if after := e.tasks(); after != before {
-		t.Fatalf("the start after the change enqueued %d tasks, want 0", after-before)
-	}
+	e.reopenWithoutTasks(Config{Embedder: emb})
 
 	// An index whose embedder holds no vectors keeps the default store
 	// (Meilisearch 1.21 fails moving it, then fails every write of

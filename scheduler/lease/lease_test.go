@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfinder/agentfinder/scheduler/lease"
 	"github.com/agentfinder/agentfinder/scheduler/natsnode"
+	"github.com/agentfinder/agentfinder/scheduler/natsnode/natstest"
 )
 
 const ttl = 800 * time.Millisecond
@@ -18,11 +19,7 @@ const ttl = 800 * time.Millisecond
 // fresh connection's JetStream API for each call of the returned function.
 func startJS(t *testing.T) func() (jetstream.JetStream, func()) {
 	t.Helper()
-	node, err := natsnode.Start(natsnode.Config{Name: "t", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Shutdown)
+	node := natstest.Node(t)
 	return func() (jetstream.JetStream, func()) {
 		nc, err := node.Connect("lease-test")
 		if err != nil {
