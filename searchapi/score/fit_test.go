@@ -46,18 +46,22 @@ type fitDumpQuery struct {
 	TermDocs  []int    `json:"termDocs"`
 	Total     int      `json:"total"`
 	SmallTalk float64  `json:"smallTalk"`
-	Hits      []struct {
-		ID       string
-		Score    float64
-		Keyword  float64
-		Semantic float64
-	} `json:"hits"`
+	Hits      []fitHit `json:"hits"`
+}
+
+// fitHit is one fused candidate of a dumped request.
+type fitHit struct {
+	ID       string
+	Score    float64
+	Keyword  float64
+	Semantic float64
 }
 
 // fitQuery is one request: its scoring request and pool, and which pool
 // candidates are gold.
 type fitQuery struct {
 	id, kind string
+	text     string
 	fold     int
 	req      Request
 	pool     []Candidate
@@ -80,9 +84,12 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		if q.Mode != mode {
 			continue
 		}
-		fq := fitQuery{id: q.ID, kind: q.Kind, req: Request{Docs: q.Total, SmallTalk: q.SmallTalk}}
+		fq := fitQuery{id: q.ID, kind: q.Kind, text: q.Text, req: Request{Docs: q.Total, SmallTalk: q.SmallTalk}}
 		for i, w := range q.Terms {
 			fq.req.Terms = append(fq.req.Terms, Term{Word: w, Docs: q.TermDocs[i]})
+		}
+		if os.Getenv("FIT_IMPUTE") == "min" {
+			imputeSemantic(&q)
 		}
 		for _, h := range q.Hits[:min(pool, len(q.Hits))] {
 			doc := d.Docs[h.ID]
@@ -100,6 +107,37 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		out = append(out, fq)
 	}
 	return out
+}
+
+// imputeSemantic gives each hit the semantic list did not return (0) the
+// list's lowest similarity, its upper bound, and fuses the hits again as
+// query.Fuse does (query.DefaultKeywordWeight, 0.2), best first. loadFit
+// applies it when FIT_IMPUTE is "min".
+func imputeSemantic(q *fitDumpQuery) {
+	low := math.Inf(1)
+	for _, h := range q.Hits {
+		if h.Semantic > 0 {
+			low = math.Min(low, h.Semantic)
+		}
+	}
+	if math.IsInf(low, 1) {
+		return
+	}
+	for i := range q.Hits {
+		if q.Hits[i].Semantic == 0 {
+			q.Hits[i].Semantic = low
+		}
+		q.Hits[i].Score = 0.2*q.Hits[i].Keyword + 0.8*q.Hits[i].Semantic
+	}
+	slices.SortStableFunc(q.Hits, func(a, b fitHit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
 
 // newton minimises a convex loss by Newton's method: grad returns the
@@ -414,10 +452,11 @@ func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay, lengthNorm flo
 	}
 	m := Model{Decay: decay, LengthNorm: lengthNorm}
 	m.Ranker = fitRanker(dev, rankerGrid[mode], lengthNorm)
-	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" })
+	omit := omitted()
+	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" }, omit...)
 	// Small talk says whether there is a request at all, not which entry
 	// answers it: the gate's feature only.
-	m.Conf = fitConfidence(&m, dev, lambda, func(_ *fitQuery, right bool) bool { return right }, cSmallTalk)
+	m.Conf = fitConfidence(&m, dev, lambda, func(_ *fitQuery, right bool) bool { return right }, append(omit, cSmallTalk)...)
 	return m
 }
 
@@ -535,6 +574,18 @@ func TestFit(t *testing.T) {
 	slices.Sort(e.top1Wrong)
 	fmt.Printf("right top-1 scores (lowest 20): %v\n", e.top1Right[:min(20, len(e.top1Right))])
 	fmt.Printf("wrong top-1 scores (highest 20): %v\n", e.top1Wrong[max(0, len(e.top1Wrong)-20):])
+}
+
+// omitted is the confidence features FIT_OMIT names (comma-separated
+// confNames), which a fit leaves at 0.
+func omitted() []int {
+	var out []int
+	for _, name := range strings.Split(os.Getenv("FIT_OMIT"), ",") {
+		if i := slices.Index(confNames[:], strings.TrimSpace(name)); i >= 0 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func envOr(k, def string) string {

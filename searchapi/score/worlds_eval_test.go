@@ -74,7 +74,11 @@ func answer(m *Model, q *fitQuery, cut int) []int {
 // AGENTFINDER_DUMP_DISTRACTORS=1, named by
 // AGENTFINDER_SCORE_DUMP_DISTRACTORS; never fitted on), with the default
 // cut-off rule and with minScore 0. FIT_LENGTH_NORM lists the length
-// normalisations to compare.
+// normalisations to compare. With AGENTFINDER_SCORE_HUBS (searchapi/search's
+// TestHubnessDump) it compares a document-side hub correction instead:
+// FIT_HUB_FEATURE names the dump's measure (k5, k10, k20, centre, talk,
+// talk5), FIT_HUB_LAMBDA the weights. FIT_OMIT and FIT_IMPUTE change the
+// fit and the dumps' reading as for TestFit (omitted, imputeSemantic).
 //
 //	AGENTFINDER_SCORE_DUMP=/tmp/rel.json AGENTFINDER_SCORE_DUMP_DISTRACTORS=/tmp/reld.json \
 //	  FIT_LAMBDA=0.01 FIT_DECAY=2 go test -count=1 -run TestFitWorlds -v ./searchapi/score
@@ -96,6 +100,23 @@ func TestFitWorlds(t *testing.T) {
 	if s := os.Getenv("FIT_LENGTH_NORM"); s != "" {
 		norms = splitFloats(s)
 	}
+	if hubs := loadHubs(t); hubs != nil {
+		// A document-side hub correction (hubs_eval_test.go): FIT_HUB_FEATURE
+		// names the dump's measure, FIT_HUB_LAMBDA the weights to compare.
+		feature := envOr("FIT_HUB_FEATURE", "k10")
+		for _, l := range splitFloats(envOr("FIT_HUB_LAMBDA", "0,0.1,0.2")) {
+			fmt.Printf("hub correction %s λ %.2f\n", feature, l)
+			fitWorlds(withHubCorrection(qs, hubs, "set", feature, l), withHubCorrection(dq, hubs, "all", feature, l), norms, lambda, decay, within, cut, mode)
+		}
+		return
+	}
+	fitWorlds(qs, dq, norms, lambda, decay, within, cut, mode)
+}
+
+// fitWorlds is TestFitWorlds over the requests qs (the set alone) and dq
+// (with the distractors), for each length normalisation of norms.
+func fitWorlds(qs, dq []fitQuery, norms []float64, lambda, decay, within float64, cut int, mode string) {
+	const folds = 5
 	for _, b := range norms {
 		var set, setAll, dis, disAll answers
 		for k := range folds {

@@ -2,7 +2,9 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,4 +174,135 @@ func cosine(a, b []float32) float64 {
 		d += float64(a[i]) * float64(b[i])
 	}
 	return d
+}
+
+// TestHubnessDump writes, for every document of the relevance set alone and
+// of the set with the realworld distractors, how near it sits to the rest
+// of its world: its mean cosine with its k nearest other documents (k 5,
+// 10, 20) and its cosine with the world's mean vector, by entry vector, to
+// the JSON file AGENTFINDER_HUB_DUMP names ({"hubness": {"set": {id:
+// {"k5": ...}}, "all": ...}, "nearest": {"set": {id: [its 20 nearest]}}}). searchapi/score's TestDistractorMisses and TestFitWorlds
+// read it (AGENTFINDER_SCORE_HUBS) to describe hubs and to measure a
+// document-side hub correction (docs/MEASUREMENTS.md).
+//
+//	AGENTFINDER_HUB_DUMP=/tmp/hubs.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
+//	  go test -count=1 -run TestHubnessDump ./searchapi/search
+func TestHubnessDump(t *testing.T) {
+	out := os.Getenv("AGENTFINDER_HUB_DUMP")
+	if out == "" {
+		t.Skip("set AGENTFINDER_HUB_DUMP to a file to write")
+	}
+	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
+	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := relevanceCatalogs(t, dir)
+	extra, err := relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	var inSet []bool
+	var texts []string
+	for i, res := range append(slices.Clip(set), extra...) {
+		for _, r := range res.Records {
+			ids = append(ids, r.Identifier)
+			inSet = append(inSet, i < len(set))
+			texts = append(texts, normalize.EntryText(r))
+		}
+	}
+	docs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	talk := embedAll(t, m, slicesValues(score.SmallTalk))
+	dump := map[string]map[string]map[string]float64{}
+	near := map[string]map[string][]string{}
+	for _, world := range []string{"set", "all"} {
+		var vs [][]float32
+		var at []int
+		for i := range ids {
+			if world == "all" || inSet[i] {
+				vs, at = append(vs, docs[i]), append(at, i)
+			}
+		}
+		centre := meanVector(vs)
+		dump[world] = map[string]map[string]float64{}
+		near[world] = map[string][]string{}
+		for j, i := range at {
+			near[world][ids[i]] = nearest(docs[i], vs, at, ids, j, 20)
+			if slices.Contains(near[world][ids[i]], ids[i]) || len(near[world][ids[i]]) != min(20, len(vs)-1) {
+				t.Fatalf("%s: %s's nearest documents %v: itself, or not %d", world, ids[i], near[world][ids[i]], min(20, len(vs)-1))
+			}
+			others := slices.Delete(slices.Clone(vs), j, j+1)
+			dump[world][ids[i]] = map[string]float64{
+				"k5": meanSim(docs[i], others, 5), "k10": meanSim(docs[i], others, 10),
+				"k20": meanSim(docs[i], others, 20), "centre": cosine(docs[i], centre),
+				"talk": meanSim(docs[i], talk, 0), "talk5": meanSim(docs[i], talk, 5),
+			}
+		}
+	}
+	b, err := json.Marshal(struct {
+		Hubness map[string]map[string]map[string]float64 `json:"hubness"`
+		Nearest map[string]map[string][]string           `json:"nearest"`
+	}{dump, near})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nearest is the identifiers of the k documents of vs (at[i] indexes ids)
+// nearest to d, itself (self) left out, nearest first.
+func nearest(d []float32, vs [][]float32, at []int, ids []string, self, k int) []string {
+	type sim struct {
+		i int
+		s float64
+	}
+	sims := make([]sim, 0, len(vs))
+	for j, v := range vs {
+		if j != self {
+			sims = append(sims, sim{j, cosine(d, v)})
+		}
+	}
+	slices.SortFunc(sims, func(a, b sim) int {
+		switch {
+		case a.s > b.s:
+			return -1
+		case a.s < b.s:
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, 0, k)
+	for _, s := range sims[:min(k, len(sims))] {
+		out = append(out, ids[at[s.i]])
+	}
+	return out
+}
+
+// meanVector is the unit-length mean of vs.
+func meanVector(vs [][]float32) []float32 {
+	if len(vs) == 0 {
+		return nil
+	}
+	sum := make([]float64, len(vs[0]))
+	for _, v := range vs {
+		for k, x := range v {
+			sum[k] += float64(x)
+		}
+	}
+	var norm float64
+	for _, x := range sum {
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float32, len(sum))
+	for k, x := range sum {
+		out[k] = float32(x / norm)
+	}
+	return out
 }
