@@ -7,41 +7,44 @@ import (
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addTool adds tool to srv with a handler taking its arguments as In: they
-// are checked against the tool's input schema, resolved once here, and
-// decoded, as mcp.AddTool does, without its per-call detour (arguments
-// decoded into a map, the schema's defaults applied, the map encoded and
-// decoded a second time, each decoding by the SDK's reader with a buffer
-// of 32 KiB of its own). Our input schemas declare no defaults
+// toolCall answers one call of a tool from its raw arguments (absent
+// arguments: nil). A failure is a tool error in the result: our tools
+// never answer a call with a JSON-RPC error.
+type toolCall func(ctx context.Context, args json.RawMessage) *mcp.CallToolResult
+
+// typedCall is the toolCall of tool with a handler taking its arguments as
+// In: they are checked against the tool's input schema, resolved once
+// here, and decoded, as mcp.AddTool does, without its per-call detour
+// (arguments decoded into a map, the schema's defaults applied, the map
+// encoded and decoded a second time, each decoding by the SDK's reader with
+// a buffer of 32 KiB of its own). Our input schemas declare no defaults
 // (TestInputSchemasDeclareNoDefaults), so there are none to apply.
 // Arguments the schema refuses are a tool error, worded as the SDK words
-// it; so is an error h returns, except a JSON-RPC error, which is the
-// call's.
-func addTool[In any](srv *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, any]) {
+// it.
+func typedCall[In any](tool *mcp.Tool, h func(context.Context, In) *mcp.CallToolResult) toolCall {
 	schema, err := resolveInput(tool)
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: tool %q: input schema: %v", tool.Name, err))
 	}
+	return func(ctx context.Context, args json.RawMessage) *mcp.CallToolResult {
+		in, err := decodeArguments[In](args, schema)
+		if err != nil {
+			return toolFailure(err)
+		}
+		if res := h(ctx, in); res != nil {
+			return res
+		}
+		return &mcp.CallToolResult{}
+	}
+}
+
+// addTool adds tool to srv, answered by call.
+func addTool(srv *mcp.Server, tool *mcp.Tool, call toolCall) {
 	srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		in, err := decodeArguments[In](req.Params.Arguments, schema)
-		if err != nil {
-			return toolFailure(err), nil
-		}
-		res, _, err := h(ctx, req, in)
-		if wire, ok := err.(*jsonrpc.Error); ok {
-			return nil, wire
-		}
-		if err != nil {
-			return toolFailure(err), nil
-		}
-		if res == nil {
-			res = &mcp.CallToolResult{}
-		}
-		return res, nil
+		return call(ctx, req.Params.Arguments), nil
 	})
 }
 

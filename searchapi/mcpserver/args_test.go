@@ -10,24 +10,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestAddToolAnswersAsTheSDK: a tool added with addTool answers every call
-// as the same tool added with mcp.AddTool: the arguments its handler gets,
-// and for arguments the schema refuses, the same tool error.
+// TestAddToolAnswersAsTheSDK: a tool added with addTool and typedCall
+// answers every call as the same tool added with mcp.AddTool: the arguments
+// its handler gets, and for arguments the schema refuses, the same tool
+// error.
 func TestAddToolAnswersAsTheSDK(t *testing.T) {
 	// echo answers with the arguments it got, as JSON with sorted keys
 	// (the raw filter object keeps the caller's order in one, the SDK's
 	// re-encoding's in the other).
-	echo := func(_ context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+	echo := func(_ context.Context, in searchInput) *mcp.CallToolResult {
 		b, _ := json.Marshal(in)
 		var v any
 		_ = json.Unmarshal(b, &v)
 		b, _ = json.Marshal(v)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 	}
 	ours := mcp.NewServer(&mcp.Implementation{Name: "agentfinder"}, nil)
-	addTool(ours, searchTool(), echo)
+	addTool(ours, searchTool(), typedCall(searchTool(), echo))
 	sdk := mcp.NewServer(&mcp.Implementation{Name: "agentfinder"}, nil)
-	mcp.AddTool(sdk, searchTool(), echo)
+	mcp.AddTool(sdk, searchTool(), func(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+		return echo(ctx, in), nil, nil
+	})
 	oursCS, sdkCS := inMemorySession(t, ours), inMemorySession(t, sdk)
 
 	for _, args := range []string{

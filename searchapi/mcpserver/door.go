@@ -120,7 +120,9 @@ type DoorOptions struct {
 }
 
 // Door is POST /mcp over a search engine: the MCP server over stateless
-// streamable HTTP, behind the server's API middleware like every door.
+// streamable HTTP, behind the server's API middleware like every door, a
+// call of a tool answered by the fast path (fastCalls), every other
+// request by the SDK.
 type Door struct{ handler http.Handler }
 
 // NewDoor returns the MCP door over e.
@@ -129,8 +131,8 @@ func NewDoor(e *search.Engine, opts DoorOptions) *Door {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := New(engineBackend{engine: e, log: log}, Options{Name: "agentfinder", Version: opts.Version, Observe: opts.Observe})
-	return &Door{handler: Handler(srv, HTTPOptions{
+	srv := newServer(engineBackend{engine: e, log: log}, Options{Name: "agentfinder", Version: opts.Version, Observe: opts.Observe})
+	return &Door{handler: serveHTTP(srv, HTTPOptions{
 		MaxBodyBytes: door.MaxBodyBytes,
 		// Behind a reverse proxy on this machine, requests reach a loopback
 		// address with the public name as Host: the SDK's DNS-rebinding

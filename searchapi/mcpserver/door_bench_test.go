@@ -67,38 +67,46 @@ func benchAnswer() *search.Answer {
 }
 
 // BenchmarkSearchToolCall serves one search tool call (the request the
-// SDK's client sends, captured once) through Handler with a backend
-// answering at once, so what is timed is the MCP door: the SDK's stateless
-// session and checks, the tool's input, its text and the JSON-RPC answer.
-// The search text is made from the body (as for a remote registry's answer)
-// and from the answer's values (as the engine door does), in one run.
+// SDK's client sends, captured once) with a backend answering at once, so
+// what is timed is the MCP door: the door as served (the fast path,
+// fastCalls) and the SDK's handler alone (Handler: its stateless session
+// and checks), each with the tool's input, its text and the JSON-RPC
+// answer. The search text is made from the body (as for a remote
+// registry's answer) and from the answer's values (as the engine door
+// does).
 func BenchmarkSearchToolCall(b *testing.B) {
 	ans := benchAnswer()
-	for _, values := range []bool{false, true} {
-		name := "text from body"
-		if values {
-			name = "text from values"
-		}
-		b.Run(name, func(b *testing.B) {
-			h := Handler(New(answerBackend{ans: ans, values: values}, Options{}), HTTPOptions{})
-			hdr, body := captureCall(b, h, "search", map[string]any{"text": "convert pdf to markdown", "federation": "none", "pageSize": 10})
-			b.ReportAllocs()
-			for b.Loop() {
-				r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
-				r.Header = hdr.Clone()
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`Server 9`)) {
-					b.Fatalf("status %d: %.300s", w.Code, w.Body.String())
-				}
+	for _, door := range []string{"fast", "sdk"} {
+		for _, values := range []bool{false, true} {
+			name := door + "/text from body"
+			if values {
+				name = door + "/text from values"
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				srv := newServer(answerBackend{ans: ans, values: values}, Options{})
+				h := serveHTTP(srv, HTTPOptions{})
+				if door == "sdk" {
+					h = Handler(srv.sdk, HTTPOptions{})
+				}
+				hdr, body := captureCall(b, h, "search", map[string]any{"text": "convert pdf to markdown", "federation": "none", "pageSize": 10})
+				b.ReportAllocs()
+				for b.Loop() {
+					r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
+					r.Header = hdr.Clone()
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+					if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`Server 9`)) {
+						b.Fatalf("status %d: %.300s", w.Code, w.Body.String())
+					}
+				}
+			})
+		}
 	}
 }
 
 // captureCall makes one tool call with the SDK's client over loopback
 // HTTP and returns the headers and body it sent.
-func captureCall(b *testing.B, h http.Handler, tool string, args map[string]any) (http.Header, []byte) {
+func captureCall(b testing.TB, h http.Handler, tool string, args map[string]any) (http.Header, []byte) {
 	b.Helper()
 	var hdr http.Header
 	var body []byte

@@ -56,7 +56,7 @@ type findToolInput struct {
 	Limit int    `json:"limit,omitempty"`
 }
 
-func (t *tools) findTool(ctx context.Context, _ *mcp.CallToolRequest, in findToolInput) (*mcp.CallToolResult, any, error) {
+func (t *tools) findTool(ctx context.Context, in findToolInput) *mcp.CallToolResult {
 	start := time.Now()
 	body, err := t.b.Tools(ctx, in.Text, in.Limit)
 	return t.result(ctx, "find_tool", start, body, err, func(b json.RawMessage) string { return renderTools(in.Text, b) })

@@ -2,7 +2,8 @@
 // tools search, get_agent and explore, built with the official MCP Go SDK,
 // answering from a Backend. It is the MCP door of the server: NewDoor
 // serves them on POST /mcp with the search engine (searchapi/search) as the
-// Backend; `agentfinder mcp` serves them over stdio with a registry's HTTP
+// Backend, a tool call answered by a fast path in front of the SDK's
+// handler as the SDK would answer it (fastcall.go); `agentfinder mcp` serves them over stdio with a registry's HTTP
 // API (Remote) as the Backend. The package holds no search logic: a tool
 // call becomes the API request it stands for, and the API's answer becomes
 // the tool result. It imports the engine and searchapi/door only, never
@@ -61,20 +62,43 @@ type Options struct {
 	Observe func(ctx context.Context, tool, code string, d time.Duration)
 }
 
-// New returns an MCP server with the three tools answering from b.
-func New(b Backend, opts Options) *mcp.Server {
+// New returns an MCP server with the tools answering from b.
+func New(b Backend, opts Options) *mcp.Server { return newServer(b, opts).sdk }
+
+// server is an MCP server with its tools' calls by name, which the door's
+// fast path (fastCalls) answers without the SDK, and the implementation
+// its results name.
+type server struct {
+	sdk   *mcp.Server
+	impl  *mcp.Implementation
+	tools []*mcp.Tool
+	calls map[string]toolCall
+}
+
+// newServer builds the MCP server with the tools answering from b.
+func newServer(b Backend, opts Options) *server {
 	if opts.Name == "" {
 		opts.Name = "agentfinder"
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "Agent Finder", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-	})
+	impl := &mcp.Implementation{Name: opts.Name, Title: "Agent Finder", Version: opts.Version}
+	s := &server{
+		sdk:   mcp.NewServer(impl, &mcp.ServerOptions{Instructions: instructions}),
+		impl:  impl,
+		calls: map[string]toolCall{},
+	}
 	t := &tools{b: b, observe: opts.Observe}
-	addTool(srv, searchTool(), t.search)
-	addTool(srv, getAgentTool(), t.getAgent)
-	addTool(srv, exploreTool(), t.explore)
-	addTool(srv, findToolTool(), t.findTool)
-	return srv
+	s.add(searchTool(), typedCall(searchTool(), t.search))
+	s.add(getAgentTool(), typedCall(getAgentTool(), t.getAgent))
+	s.add(exploreTool(), typedCall(exploreTool(), t.explore))
+	s.add(findToolTool(), typedCall(findToolTool(), t.findTool))
+	return s
+}
+
+// add adds tool, answered by call.
+func (s *server) add(tool *mcp.Tool, call toolCall) {
+	addTool(s.sdk, tool, call)
+	s.tools = append(s.tools, tool)
+	s.calls[tool.Name] = call
 }
 
 // HTTPOptions configure Handler.
@@ -113,7 +137,7 @@ type tools struct {
 // structured content plus text, or an API error as a tool error the model
 // can read (MCP reports failed tool executions in the result, not as
 // protocol errors).
-func (t *tools) result(ctx context.Context, tool string, start time.Time, body json.RawMessage, err error, text func(json.RawMessage) string) (*mcp.CallToolResult, any, error) {
+func (t *tools) result(ctx context.Context, tool string, start time.Time, body json.RawMessage, err error, text func(json.RawMessage) string) *mcp.CallToolResult {
 	code := "ok"
 	defer func() {
 		if t.observe != nil {
@@ -134,27 +158,27 @@ func (t *tools) result(ctx context.Context, tool string, start time.Time, body j
 			IsError:           true,
 			Content:           []mcp.Content{&mcp.TextContent{Text: msg}},
 			StructuredContent: map[string]*Error{"error": ae},
-		}, nil, nil
+		}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text(body)}},
 		StructuredContent: body,
-	}, nil, nil
+	}
 }
 
-func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, any, error) {
+func (t *tools) search(ctx context.Context, in searchInput) *mcp.CallToolResult {
 	start := time.Now()
 	body, shown, err := t.b.Search(ctx, in.request())
 	return t.result(ctx, "search", start, body, err, func(b json.RawMessage) string { return renderSearch(in.Text, b, shown) })
 }
 
-func (t *tools) getAgent(ctx context.Context, _ *mcp.CallToolRequest, in getAgentInput) (*mcp.CallToolResult, any, error) {
+func (t *tools) getAgent(ctx context.Context, in getAgentInput) *mcp.CallToolResult {
 	start := time.Now()
 	body, err := t.b.Agent(ctx, in.Identifier)
 	return t.result(ctx, "get_agent", start, body, err, renderAgent)
 }
 
-func (t *tools) explore(ctx context.Context, _ *mcp.CallToolRequest, in exploreInput) (*mcp.CallToolResult, any, error) {
+func (t *tools) explore(ctx context.Context, in exploreInput) *mcp.CallToolResult {
 	start := time.Now()
 	body, err := t.b.Explore(ctx, in.request())
 	return t.result(ctx, "explore", start, body, err, renderExplore)
