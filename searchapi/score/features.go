@@ -17,15 +17,18 @@
 //
 // The first result's score is that probability in percent; each later
 // result's score is the first one's scaled by how much less likely the
-// ranker finds it. It is relevance only: trust signals (verification,
-// attestations) never enter it.
+// ranker finds it, counting also how high both the semantic and the
+// keyword side place it (agreement). It is relevance only: trust signals
+// (verification, attestations) never enter it.
 //
 // The package is pure: no I/O, no Meilisearch. It imports only
 // normalize (for word splitting).
 package score
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -67,7 +70,15 @@ type Request struct {
 	// SmallTalk is the highest cosine similarity of the request's vector
 	// with the vectors of the SmallTalk phrases (0 without a query vector).
 	SmallTalk float64
+	// Tier holds the semantic and keyword scores of every result of the
+	// search's first tier (the pool is its head), among which a
+	// candidate's places on either side are counted (agreement); when it
+	// is empty they are counted among the pool.
+	Tier []Sides
 }
+
+// Sides is a result's scores on each side of the fused search.
+type Sides struct{ Semantic, Keyword float64 }
 
 // Ranker feature indexes; a candidate's vector has numRank entries.
 const (
@@ -111,6 +122,61 @@ func poolFeatures(r *Request, pool []Candidate, idf []float64, b float64) ([][nu
 		feats[i][rTextCover] /= lengthNorm(b, words[i].count(), mean)
 	}
 	return feats, mean
+}
+
+// sides holds the scores of the results a candidate's places are
+// counted among, on each side of the fused search, best first (scores of
+// 0, a side that did not find the result, left out).
+type sides struct{ semantic, keyword []float64 }
+
+// sidesOf reads the sides of r's first tier, or of the pool when r lists
+// none.
+func sidesOf(r *Request, pool []Candidate) sides {
+	var s sides
+	add := func(sem, kw float64) {
+		if sem > 0 {
+			s.semantic = append(s.semantic, sem)
+		}
+		if kw > 0 {
+			s.keyword = append(s.keyword, kw)
+		}
+	}
+	if len(r.Tier) > 0 {
+		for _, t := range r.Tier {
+			add(t.Semantic, t.Keyword)
+		}
+	} else {
+		for _, c := range pool {
+			add(c.Semantic, c.Keyword)
+		}
+	}
+	slices.SortFunc(s.semantic, func(a, b float64) int { return cmp.Compare(b, a) })
+	slices.SortFunc(s.keyword, func(a, b float64) int { return cmp.Compare(b, a) })
+	return s
+}
+
+// agreement is how high both sides of the fused search place c among the
+// request's first tier: 1/(1 + its place by semantic similarity) +
+// 1/(1 + its place by keyword score), places counted from 1 (equal scores
+// share the higher place), a side that did not find it (a score of 0)
+// adding nothing; a candidate first on both sides gets 1. The two sides
+// err differently (a long card sits near many requests on the semantic
+// side, a common word matches many entries on the keyword side), so a
+// later result both place high is more often the one asked for than one
+// only a side does. The first tier is drawn without the request's filters
+// and preferences, so they change no agreement.
+func (s sides) agreement(c *Candidate) float64 {
+	return rankCredit(s.semantic, c.Semantic) + rankCredit(s.keyword, c.Keyword)
+}
+
+// rankCredit is 1/(1 + the place of v among scores, best first), 0 when v
+// is 0.
+func rankCredit(scores []float64, v float64) float64 {
+	if v <= 0 {
+		return 0
+	}
+	above, _ := slices.BinarySearchFunc(scores, v, func(x, v float64) int { return cmp.Compare(v, x) })
+	return 1 / float64(2+above)
 }
 
 // lengthNorm is what an entry's text cover is divided by: 1 - b + b ×

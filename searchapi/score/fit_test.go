@@ -91,6 +91,9 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		if os.Getenv("FIT_IMPUTE") == "min" {
 			imputeSemantic(&q)
 		}
+		for _, h := range q.Hits {
+			fq.req.Tier = append(fq.req.Tier, Sides{Semantic: h.Semantic, Keyword: h.Keyword})
+		}
 		for _, h := range q.Hits[:min(pool, len(q.Hits))] {
 			doc := d.Docs[h.ID]
 			text := []string{doc.Description}
@@ -481,6 +484,7 @@ func TestFit(t *testing.T) {
 	lambda := envFloat("FIT_LAMBDA", 1)
 	decay := envFloat("FIT_DECAY", 5)
 	lengthNorm := envFloat("FIT_LENGTH_NORM", 0)
+	agreement := envFloat("FIT_AGREEMENT", 0)
 	mode := envOr("FIT_MODE", "hybrid")
 	qs := loadFit(t, path, mode, pool, folds)
 	var cv []evalFigures
@@ -488,6 +492,7 @@ func TestFit(t *testing.T) {
 	cutSum := make([]float64, len(cuts))
 	for k := range folds {
 		m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, lambda, decay, lengthNorm, mode)
+		m.Agreement = agreement
 		held := subset(qs, func(q *fitQuery) bool { return q.fold == k })
 		for i, c := range cuts {
 			e := evaluate(&m, held, c)
@@ -529,6 +534,7 @@ func TestFit(t *testing.T) {
 
 	all := subset(qs, func(*fitQuery) bool { return true })
 	m := fit(qs, func(*fitQuery) bool { return true }, lambda, decay, lengthNorm, mode)
+	m.Agreement = agreement
 	var b strings.Builder
 	fmt.Fprintf(&b, "\tRanker: [numRank]float64{\n")
 	for i, w := range m.Ranker {
@@ -543,7 +549,7 @@ func TestFit(t *testing.T) {
 			fmt.Fprintf(&b, "\t\t%.4f, // %s\n", w, confNames[i])
 		}
 	}
-	fmt.Fprintf(&b, "\t},\n\tDecay: %g,\n", m.Decay)
+	fmt.Fprintf(&b, "\t},\n\tDecay: %g,\n\tAgreement: %g,\n", m.Decay, m.Agreement)
 	fmt.Printf("full fit (pool %d, lambda %g):\n%s", pool, lambda, b.String())
 	for _, c := range []int{2, 5, 8, 10, 12, 15, 20, 25, 30} {
 		e := evaluate(&m, all, c)

@@ -2,6 +2,7 @@ package score
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -43,18 +44,28 @@ type Model struct {
 	// noise requests left without any result.
 	MinScore int
 	// Decay is how fast a later result's score falls below the first's
-	// with the ranker's utility: score = first · exp(-Decay·(uFirst - u)).
+	// with its later utility (the ranker's utility plus Agreement times its
+	// agreement, never above the first's): score = first ·
+	// exp(-Decay·(uFirst - u)).
 	Decay float64
 	// LengthNorm is how much a candidate's text cover is normalised by its
 	// length against the pool's mean (lengthNorm): 0 not at all.
 	LengthNorm float64
+	// Agreement is how much a later result's agreement (how high both the
+	// semantic and the keyword side place it among the request's first
+	// tier: sides.agreement) adds to its utility for its score and order.
+	// The first result stays the ranker's: agreement does not pick a
+	// better first one, but it tells a right later result from the noise
+	// around it better than the ranker's utility alone
+	// (docs/MEASUREMENTS.md). 0: not at all.
+	Agreement float64
 	// Within is the per-result rule on top of MinScore: a result is shown
 	// only when its score reaches a share of the best score of its answer
 	// (Keep). The share is Within at a best of 0 and rises in a straight
 	// line to all of it at a best of 100: the surer the first answer, the
 	// nearer to it the others must be, so a strong first answer no longer
 	// brings the index behind it, while a doubtful one keeps the runners-up
-	// the right answer is often among. Chosen on make eval's runs
+	// the right answer is often among. Chosen with Decay and Agreement
 	// (docs/MEASUREMENTS.md).
 	Within float64
 }
@@ -86,8 +97,12 @@ func (m *Model) Share(best int) float64 {
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
 //	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
-//	AGENTFINDER_SCORE_DUMP=/tmp/rel.json FIT_LAMBDA=0.01 FIT_DECAY=2 FIT_LENGTH_NORM=0.5 \
+//	AGENTFINDER_SCORE_DUMP=/tmp/rel.json FIT_LAMBDA=0.01 FIT_DECAY=1.25 FIT_LENGTH_NORM=0.5 FIT_AGREEMENT=0.2 \
 //	  go test -count=1 -run 'TestFit$' -v ./searchapi/score
+//
+// Decay, Agreement and Within were chosen together by TestFitWorlds (the
+// largest Recall@10 with precision@5 at least 0.30, cross-validated by
+// request; docs/MEASUREMENTS.md).
 var Default = Model{
 	Ranker: [numRank]float64{
 		1.0000, // semantic
@@ -125,10 +140,11 @@ var Default = Model{
 		0.0000,  // smallTalk
 		-1.2263, // unknown
 	},
-	Decay:      2,
+	Decay:      1.25,
 	MinScore:   15,
 	LengthNorm: 0.5,
-	Within:     0.3,
+	Agreement:  0.2,
+	Within:     0.2,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -185,6 +201,8 @@ type Ranking struct {
 	Scores []float64
 
 	utility    []float64
+	later      []float64
+	sides      sides
 	feats      [][numRank]float64
 	meanWords  float64
 	top        int
@@ -214,21 +232,43 @@ func (m *Model) Rank(r *Request, pool []Candidate) *Ranking {
 	}
 	sort.SliceStable(rk.Order, func(a, b int) bool { return rk.utility[rk.Order[a]] > rk.utility[rk.Order[b]] })
 	rk.top = rk.Order[0]
-	rk.topUtility = rk.utility[rk.top]
+	rk.sides = sidesOf(r, pool)
+	rk.later = m.laterUtility(pool, rk)
+	rk.topUtility = rk.later[rk.top]
 	g := confidenceFeatures(r, rk, pool, feats)
-	// Preferred candidates move up; the scores do not change.
+	// Results follow their scores (ties in the ranker's order: the first
+	// stays first); preferred candidates move up, their scores unchanged.
 	key := func(i int) float64 {
 		if w := pool[i].Weight; w > 0 {
-			return rk.utility[i] * w
+			return rk.later[i] * w
 		}
-		return rk.utility[i]
+		return rk.later[i]
 	}
 	sort.SliceStable(rk.Order, func(a, b int) bool { return key(rk.Order[a]) > key(rk.Order[b]) })
 	rk.conf = sigmoid(dot(m.Gate[:], g[:])) * sigmoid(dot(m.Conf[:], g[:]))
 	for i := range pool {
-		rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.utility[i]))
+		rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.later[i]))
 	}
 	return rk
+}
+
+// laterUtility is the utility each candidate's score is measured by below
+// the first's (rk.top, the ranker's best): its ranker utility plus
+// Agreement times its agreement, never above the first's, which it keeps.
+func (m *Model) laterUtility(pool []Candidate, rk *Ranking) []float64 {
+	later := slices.Clone(rk.utility)
+	if m.Agreement == 0 {
+		return later
+	}
+	for i := range later {
+		later[i] += m.Agreement * rk.sides.agreement(&pool[i])
+	}
+	for i := range later {
+		if i != rk.top {
+			later[i] = math.Min(later[i], later[rk.top])
+		}
+	}
+	return later
 }
 
 // confidenceFeatures describes the request and its best candidate in
@@ -275,7 +315,8 @@ func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
 	w := wordsOf(c)
 	f := candidateFeatures(r, c, rk.idf, w)
 	f[rTextCover] /= lengthNorm(m.LengthNorm, w.count(), rk.meanWords)
-	u := math.Min(dot(m.Ranker[:], f[:]), rk.topUtility)
+	u := dot(m.Ranker[:], f[:]) + m.Agreement*rk.sides.agreement(c)
+	u = math.Min(u, rk.topUtility)
 	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
 }
 

@@ -53,7 +53,7 @@ func views(m *Model, qs []fitQuery, world int, keep func(*fitQuery) bool) []view
 		mean, sd := sum/n, math.Sqrt(math.Max(0, sq/n-sum*sum/n/n))
 		for i, c := range q.pool {
 			var x [numX]float64
-			x[xUtility], x[xSemantic] = rk.utility[i], c.Semantic
+			x[xUtility], x[xSemantic] = rk.later[i], c.Semantic
 			if sd > 0 {
 				x[xSemZ] = (c.Semantic - mean) / sd
 			}

@@ -229,3 +229,76 @@ func TestLengthNorm(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreement: a candidate's agreement is 1/(1 + its place) on each side
+// that found it, equal scores sharing the higher place, counted among the
+// request's first tier when it lists one (a candidate outside it placed
+// among it too), else among the pool, whatever the pool's order.
+func TestAgreement(t *testing.T) {
+	pool := []Candidate{
+		{Semantic: 0.9, Keyword: 0.2}, // first by meaning, second by words
+		{Semantic: 0.7, Keyword: 0.5}, // second (tied) by meaning, first by words
+		{Semantic: 0.7},               // second (tied) by meaning, no keyword match
+		{Keyword: 0.2},                // no semantic score, second (tied) by words
+	}
+	check := func(name string, s sides, cands []Candidate, want []float64) {
+		t.Helper()
+		for i := range want {
+			if got := s.agreement(&cands[i]); math.Abs(got-want[i]) > 1e-9 {
+				t.Errorf("%s: agreement %d = %.4f, want %.4f", name, i, got, want[i])
+			}
+		}
+	}
+	want := []float64{1.0/2 + 1.0/3, 1.0/3 + 1.0/2, 1.0 / 3, 1.0 / 3}
+	check("pool", sidesOf(&Request{}, pool), pool, want)
+	rev := slices.Clone(pool)
+	slices.Reverse(rev)
+	wantRev := slices.Clone(want)
+	slices.Reverse(wantRev)
+	check("reversed pool", sidesOf(&Request{}, rev), rev, wantRev)
+	// A wider tier: one result better on each side, and more below.
+	r := &Request{Tier: []Sides{{0.95, 0}, {0.9, 0.2}, {0.7, 0.5}, {0.7, 0}, {0, 0.2}, {0.1, 0.9}, {0.05, 0.01}}}
+	check("tier", sidesOf(r, pool), pool, []float64{1.0/3 + 1.0/4, 1.0/4 + 1.0/3, 1.0 / 4, 1.0 / 4})
+	outside := []Candidate{{Semantic: 0.8, Keyword: 0.95}}
+	check("outside the tier", sidesOf(r, pool), outside, []float64{1.0/4 + 1.0/2})
+}
+
+// TestAgreementOrdersLaterResults: two later candidates the ranker finds
+// equally good (the same similarity, no words of the request); the one the
+// keyword side places first scores higher and follows the first, which
+// stays first although it agrees less. Without Agreement the scores are
+// the ranker's alone.
+func TestAgreementOrdersLaterResults(t *testing.T) {
+	r := &Request{Docs: 50, Terms: []Term{{"invoice", 2}}}
+	cands := []Candidate{
+		{Semantic: 0.70, Keyword: 0.1, Name: "Paperwork"}, // fused first by words
+		{Semantic: 0.90, Name: "Accounts"},                // the ranker's first
+		{Semantic: 0.70, Keyword: 0.3, Name: "Ledger"},    // first by words
+		{Semantic: 0.80, Name: "Bills"},
+	}
+	m := Default
+	m.Agreement = 0
+	plain := m.Rank(r, cands)
+	m.Agreement = 0.3
+	agree := m.Rank(r, cands)
+	if plain.Order[0] != 1 || agree.Order[0] != 1 {
+		t.Fatalf("first: %d without agreement, %d with; want 1 (the ranker's)", plain.Order[0], agree.Order[0])
+	}
+	if plain.Scores[0] != plain.Scores[2] {
+		t.Errorf("without agreement, equal utilities score %.4f and %.4f", plain.Scores[0], plain.Scores[2])
+	}
+	if agree.Scores[2] <= agree.Scores[0] {
+		t.Errorf("with agreement, the keyword side's first scores %.4f, the other %.4f: want higher", agree.Scores[2], agree.Scores[0])
+	}
+	if agree.Order[1] != 2 {
+		t.Errorf("with agreement, order %v: want the keyword side's first second", agree.Order)
+	}
+	for i, s := range agree.Scores {
+		if s > agree.Scores[1] {
+			t.Errorf("candidate %d scores %.4f above the first's %.4f", i, s, agree.Scores[1])
+		}
+	}
+	if agree.Scores[1] != plain.Scores[1] {
+		t.Errorf("agreement changed the first's score: %.4f -> %.4f", plain.Scores[1], agree.Scores[1])
+	}
+}

@@ -73,15 +73,20 @@ func answer(m *Model, q *fitQuery, cut int) []int {
 // with the realworld distractors (the dump TestRelevanceDump writes with
 // AGENTFINDER_DUMP_DISTRACTORS=1, named by
 // AGENTFINDER_SCORE_DUMP_DISTRACTORS; never fitted on), with the default
-// cut-off rule and with minScore 0. FIT_LENGTH_NORM lists the length
-// normalisations to compare. With AGENTFINDER_SCORE_HUBS (searchapi/search's
-// TestHubnessDump) it compares a document-side hub correction instead:
-// FIT_HUB_FEATURE names the dump's measure (k5, k10, k20, centre, talk,
-// talk5), FIT_HUB_LAMBDA the weights. FIT_OMIT and FIT_IMPUTE change the
-// fit and the dumps' reading as for TestFit (omitted, imputeSemantic).
+// cut-off rule and with minScore 0. FIT_LENGTH_NORM, FIT_AGREEMENT,
+// FIT_WITHIN and FIT_DECAYS list the length normalisations, agreement
+// weights, shares of the best (Within) and decays to compare; for each
+// length normalisation it also answers each fold with the setting that did
+// best on its training folds (the largest Recall@10 with precision@5 at
+// least FIT_P5, 0.30, on the set alone). With AGENTFINDER_SCORE_HUBS
+// (searchapi/search's TestHubnessDump) it compares a document-side hub
+// correction instead: FIT_HUB_FEATURE names the dump's measure (k5, k10,
+// k20, centre, talk, talk5), FIT_HUB_LAMBDA the weights. FIT_OMIT and
+// FIT_IMPUTE change the fit and the dumps' reading as for TestFit
+// (omitted, imputeSemantic).
 //
 //	AGENTFINDER_SCORE_DUMP=/tmp/rel.json AGENTFINDER_SCORE_DUMP_DISTRACTORS=/tmp/reld.json \
-//	  FIT_LAMBDA=0.01 FIT_DECAY=2 go test -count=1 -run TestFitWorlds -v ./searchapi/score
+//	  FIT_LAMBDA=0.01 go test -count=1 -run TestFitWorlds -v ./searchapi/score
 func TestFitWorlds(t *testing.T) {
 	path, dpath := os.Getenv("AGENTFINDER_SCORE_DUMP"), os.Getenv("AGENTFINDER_SCORE_DUMP_DISTRACTORS")
 	if path == "" || dpath == "" {
@@ -89,10 +94,6 @@ func TestFitWorlds(t *testing.T) {
 	}
 	const folds = 5
 	pool := envInt("FIT_POOL", 30)
-	lambda := envFloat("FIT_LAMBDA", 0.01)
-	decay := envFloat("FIT_DECAY", 2)
-	within := envFloat("FIT_WITHIN", Default.Within)
-	cut := envInt("FIT_CUT", Default.MinScore)
 	mode := envOr("FIT_MODE", "hybrid")
 	qs := loadFit(t, path, mode, pool, folds)
 	dq := loadFit(t, dpath, mode, pool, folds)
@@ -100,43 +101,116 @@ func TestFitWorlds(t *testing.T) {
 	if s := os.Getenv("FIT_LENGTH_NORM"); s != "" {
 		norms = splitFloats(s)
 	}
+	g := worldsGrid{
+		lambda: envFloat("FIT_LAMBDA", 0.01),
+		cut:    envInt("FIT_CUT", Default.MinScore),
+		minP5:  envFloat("FIT_P5", 0.30),
+		mode:   mode,
+	}
+	for _, a := range envFloats("FIT_AGREEMENT", Default.Agreement) {
+		for _, w := range envFloats("FIT_WITHIN", Default.Within) {
+			for _, d := range envFloats("FIT_DECAYS", envFloat("FIT_DECAY", Default.Decay)) {
+				g.rules = append(g.rules, ruleSetting{a, w, d})
+			}
+		}
+	}
 	if hubs := loadHubs(t); hubs != nil {
 		// A document-side hub correction (hubs_eval_test.go): FIT_HUB_FEATURE
 		// names the dump's measure, FIT_HUB_LAMBDA the weights to compare.
 		feature := envOr("FIT_HUB_FEATURE", "k10")
 		for _, l := range splitFloats(envOr("FIT_HUB_LAMBDA", "0,0.1,0.2")) {
 			fmt.Printf("hub correction %s λ %.2f\n", feature, l)
-			fitWorlds(withHubCorrection(qs, hubs, "set", feature, l), withHubCorrection(dq, hubs, "all", feature, l), norms, lambda, decay, within, cut, mode)
+			g.fitWorlds(withHubCorrection(qs, hubs, "set", feature, l), withHubCorrection(dq, hubs, "all", feature, l), norms)
 		}
 		return
 	}
-	fitWorlds(qs, dq, norms, lambda, decay, within, cut, mode)
+	g.fitWorlds(qs, dq, norms)
+}
+
+// ruleSetting is a setting of the later results' rule TestFitWorlds
+// compares.
+type ruleSetting struct{ agreement, within, decay float64 }
+
+// worldsGrid is what TestFitWorlds compares: the fit's penalty, the
+// cut-off, the rule settings and the least precision@5 a chosen one needs.
+type worldsGrid struct {
+	lambda float64
+	cut    int
+	minP5  float64
+	mode   string
+	rules  []ruleSetting
 }
 
 // fitWorlds is TestFitWorlds over the requests qs (the set alone) and dq
 // (with the distractors), for each length normalisation of norms.
-func fitWorlds(qs, dq []fitQuery, norms []float64, lambda, decay, within float64, cut int, mode string) {
+func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 	const folds = 5
 	for _, b := range norms {
-		var set, setAll, dis, disAll answers
+		results := make([]worldAnswers, len(g.rules))
+		var chosen worldAnswers
 		for k := range folds {
-			m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, lambda, decay, b, mode)
-			m.Within = within
-			for _, w := range []struct {
-				qs        []fitQuery
-				def, zero *answers
-			}{{qs, &set, &setAll}, {dq, &dis, &disAll}} {
-				for i := range w.qs {
-					if q := &w.qs[i]; q.fold == k && q.kind == "dev" {
-						w.def.add(q, answer(&m, q, cut))
-						w.zero.add(q, answer(&m, q, 0))
+			m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, g.lambda, Default.Decay, b, g.mode)
+			best, bestR10 := -1, -1.0
+			for r, st := range g.rules {
+				m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+				var train answers
+				for i := range qs {
+					if q := &qs[i]; q.fold != k && q.kind == "dev" {
+						train.add(q, answer(&m, q, g.cut))
 					}
 				}
+				if n := float64(train.n); train.p5/n >= g.minP5 && train.r10/n > bestR10 {
+					best, bestR10 = r, train.r10/n
+				}
+				results[r].add(&m, qs, dq, k, g.cut)
+			}
+			if best >= 0 && len(g.rules) > 1 {
+				st := g.rules[best]
+				m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+				chosen.add(&m, qs, dq, k, g.cut)
+				fmt.Printf("length norm %.2f fold %d: chose agreement %.2f within %.2f decay %.2f\n", b, k, st.agreement, st.within, st.decay)
 			}
 		}
-		fmt.Printf("length norm %.2f  set alone: %v | minScore 0: %v\n", b, &set, &setAll)
-		fmt.Printf("length norm %.2f  distractors: %v | minScore 0: %v\n", b, &dis, &disAll)
+		for r, st := range g.rules {
+			fmt.Printf("length norm %.2f agreement %.2f within %.2f decay %.2f %v", b, st.agreement, st.within, st.decay, &results[r])
+		}
+		if len(g.rules) > 1 {
+			fmt.Printf("length norm %.2f chosen on training folds %v", b, &chosen)
+		}
 	}
+}
+
+// worldAnswers tallies the held-out answers in both worlds, with the
+// cut-off rule and with minScore 0.
+type worldAnswers struct{ set, setAll, dis, disAll answers }
+
+// add answers the dev requests of fold k of qs (the set alone) and dq (with
+// distractors) under m.
+func (w *worldAnswers) add(m *Model, qs, dq []fitQuery, k, cut int) {
+	for _, world := range []struct {
+		qs        []fitQuery
+		def, zero *answers
+	}{{qs, &w.set, &w.setAll}, {dq, &w.dis, &w.disAll}} {
+		for i := range world.qs {
+			if q := &world.qs[i]; q.fold == k && q.kind == "dev" {
+				world.def.add(q, answer(m, q, cut))
+				world.zero.add(q, answer(m, q, 0))
+			}
+		}
+	}
+}
+
+func (w *worldAnswers) String() string {
+	return fmt.Sprintf("\n   set alone: %v | minScore 0: %v\n   distractors: %v | minScore 0: %v\n", &w.set, &w.setAll, &w.dis, &w.disAll)
+}
+
+// envFloats reads a comma-separated list of numbers from the environment
+// variable k, def when it is unset.
+func envFloats(k string, def float64) []float64 {
+	if s := os.Getenv(k); s != "" {
+		return splitFloats(s)
+	}
+	return []float64{def}
 }
 
 // splitFloats reads a comma-separated list of numbers.

@@ -47,9 +47,10 @@ type relevance struct {
 	cands map[string]score.Candidate
 }
 
-// rankPool scores the pool (the first results of the fused ranking, docs
-// holding their fetched documents by identifier) and orders it; talk is
-// the request's similarity with small talk (Server.smallTalk).
+// rankPool scores the pool (the first results of the fused ranking res,
+// docs holding their fetched documents by identifier) and orders it,
+// placing its candidates among res's first tier (score.Request.Tier);
+// talk is the request's similarity with small talk (Server.smallTalk).
 func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, vec []float32, talk float64) *relevance {
 	rel := &relevance{model: &score.Default, req: score.Request{Docs: res.Total, SmallTalk: talk}, vec: vec, floor: 1,
 		cands: make(map[string]score.Candidate, len(pool))}
@@ -62,6 +63,9 @@ func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, v
 			n = res.TermDocs[i]
 		}
 		rel.req.Terms = append(rel.req.Terms, score.Term{Word: t, Docs: n})
+	}
+	for _, h := range res.Hits[:res.Shallow] {
+		rel.req.Tier = append(rel.req.Tier, score.Sides{Semantic: h.Semantic, Keyword: h.Keyword})
 	}
 	cands := make([]score.Candidate, len(pool))
 	for i, h := range pool {
