@@ -130,6 +130,7 @@ func diffCases(v string) []diffCase {
 		call("search, no arguments", "search", ``, true),
 		call("search, arguments no object", "search", `[1,2]`, true),
 		call("search, arguments too deep for the SDK", "search", `{"text":"x","filter":`+strings.Repeat("[", 1001)+strings.Repeat("]", 1001)+`}`, false),
+		{name: "search, a number no float holds", header: callHeader(v, "search"), body: callBody("1", meta, "search", `{"text":"x","pageSize":1e400}`), either: true},
 		call("get_agent", "get_agent", `{"identifier":"urn:ai:a.example:agent:a"}`, true),
 		call("get_agent, not found", "get_agent", `{"identifier":"api-error"}`, true),
 		call("get_agent, no identifier", "get_agent", `{"identifier":""}`, true),
@@ -209,6 +210,7 @@ func metaCases(v string, known bool) []diffCase {
 		m("meta: version a number", fmt.Sprintf("%q:5,", metaProtocolVersion)+caps, false),
 		m("meta: progress token and log level", pv+","+caps+`,"progressToken":"p1","io.modelcontextprotocol/logLevel":"debug"`, stateless),
 		m("meta: progress token alone", `"progressToken":7`, !stateless),
+		{name: "meta: a number no float holds", header: callHeader(v, "search"), body: callBody("1", `"_meta":{`+pv+","+caps+`,"x":1e400},`, "search", `{"text":"x"}`), either: true},
 		{name: "meta null", header: callHeader(v, "search"), body: callBody("1", `"_meta":null,`, "search", `{"text":"x"}`), fast: !stateless && known},
 	}
 }
