@@ -27,32 +27,12 @@ func TestHubnessEval(t *testing.T) {
 	if os.Getenv("AGENTFINDER_EVAL") != "1" {
 		t.Skip("relevance evaluation: set AGENTFINDER_EVAL=1")
 	}
-	ctx := context.Background()
 	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := relevanceCatalogs(t, dir)
-	extra, err := relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var texts []string
+	w := embedWorld(t, dir)
+	m, set, ids, docs := w.model, w.set, w.ids, w.docs
 	inSet := map[string]bool{}
-	for i, res := range append(slices.Clip(set), extra...) {
-		for _, r := range res.Records {
-			ids = append(ids, r.Identifier)
-			texts = append(texts, normalize.EntryText(r))
-			if i < len(set) {
-				inSet[r.Identifier] = true
-			}
-		}
-	}
-	docs, err := m.Embed(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
+	for i, id := range ids {
+		inSet[id] = w.inSet[i]
 	}
 	qs, err := relset.LoadQueries(filepath.Join(dir, "dev_queries.jsonl"))
 	if err != nil {
@@ -74,7 +54,7 @@ func TestHubnessEval(t *testing.T) {
 		for i, id := range ids {
 			keep[i] = world != "set alone" || inSet[id]
 		}
-		terseAll := append(slices.Clip(set), extra...)
+		terseAll := w.all
 		if world == "set alone" {
 			terseAll = set
 		}
@@ -192,30 +172,8 @@ func TestHubnessDump(t *testing.T) {
 	if out == "" {
 		t.Skip("set AGENTFINDER_HUB_DUMP to a file to write")
 	}
-	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := relevanceCatalogs(t, dir)
-	extra, err := relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	var inSet []bool
-	var texts []string
-	for i, res := range append(slices.Clip(set), extra...) {
-		for _, r := range res.Records {
-			ids = append(ids, r.Identifier)
-			inSet = append(inSet, i < len(set))
-			texts = append(texts, normalize.EntryText(r))
-		}
-	}
-	docs, err := m.Embed(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := embedWorld(t, envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance"))
+	m, ids, inSet, docs := w.model, w.ids, w.inSet, w.docs
 	talk := embedAll(t, m, slicesValues(score.SmallTalk))
 	dump := map[string]map[string]map[string]float64{}
 	near := map[string]map[string][]string{}
@@ -305,4 +263,43 @@ func meanVector(vs [][]float32) []float32 {
 		out[k] = float32(x / norm)
 	}
 	return out
+}
+
+// evalWorld is the relevance set and the realworld distractors, each
+// document's entry vector beside its identifier.
+type evalWorld struct {
+	model *embed.Model
+	set   []normalize.CatalogResult // the relevance set alone
+	all   []normalize.CatalogResult // the set, then the distractors
+	ids   []string
+	inSet []bool // the document is the set's, not a distractor
+	docs  [][]float32
+}
+
+// embedWorld loads the model, the relevance set of dir and the realworld
+// distractors, and embeds every document's entry text.
+func embedWorld(t *testing.T, dir string) evalWorld {
+	t.Helper()
+	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := relevanceCatalogs(t, dir)
+	extra, err := relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := evalWorld{model: m, set: set, all: append(slices.Clip(set), extra...)}
+	var texts []string
+	for i, res := range w.all {
+		for _, r := range res.Records {
+			w.ids = append(w.ids, r.Identifier)
+			w.inSet = append(w.inSet, i < len(set))
+			texts = append(texts, normalize.EntryText(r))
+		}
+	}
+	if w.docs, err = m.Embed(context.Background(), texts); err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
