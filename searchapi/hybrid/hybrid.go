@@ -2,7 +2,9 @@
 // Meilisearch: one multi-search request with a vector-only query and one
 // single-word query per informative term of the request, fused by
 // query.Fuse into one ranking whose keyword and semantic components explain
-// each result. It replaces Meilisearch's own hybrid search, whose keyword
+// each result; term hits the vector query's list left out are given their
+// similarity by one more vector query when they could rank high
+// (fillSemantic). It replaces Meilisearch's own hybrid search, whose keyword
 // side requires the first or the rarest word of a long request and so adds
 // little (R@1/R@10 on fixtures/relevance: 0.45/0.80 native, 0.52/0.85
 // fused; keyword only 0.17/0.20 native, 0.39/0.66 fused).
@@ -113,7 +115,14 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return r.fuse(results, want)
+	a, err := r.answers(results, want)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := fillSemantic(ctx, c, []*Request{&r}, []*answers{&a}); err != nil {
+		return Result{}, err
+	}
+	return r.fuse(a), nil
 }
 
 // Scaled runs base and r in one multi-search request (one round trip
@@ -136,16 +145,23 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	if err != nil {
 		return Result{}, Result{}, err
 	}
-	if baseRes, err = base.fuse(results[:len(bq)], bwant); err != nil {
+	ba, err := base.answers(results[:len(bq)], bwant)
+	if err != nil {
 		return Result{}, Result{}, err
 	}
-	r.Counts = &Counts{Docs: baseRes.Total, TermDocs: baseRes.TermDocs}
+	r.Counts = &Counts{Docs: ba.total, TermDocs: ba.termDocs}
 	rres := results[len(bq):]
 	if uncounted {
 		rres = append([]meilisearch.SearchResponse{{}}, rres...)
 	}
-	res, err = r.fuse(rres, rwant)
-	return baseRes, res, err
+	ra, err := r.answers(rres, rwant)
+	if err != nil {
+		return Result{}, Result{}, err
+	}
+	if err := fillSemantic(ctx, c, []*Request{&base, &r}, []*answers{&ba, &ra}); err != nil {
+		return Result{}, Result{}, err
+	}
+	return base.fuse(ba), r.fuse(ra), nil
 }
 
 // multiSearch sends queries as one multi-search request and returns their
@@ -161,50 +177,69 @@ func multiSearch(ctx context.Context, c Client, queries []*meilisearch.SearchReq
 	return resp.Results, nil
 }
 
-// fuse fuses the answers of r's queries (r.queries, in order) into one
-// ranking; want holds the preferred values (r.retrieve).
-func (r Request) fuse(results []meilisearch.SearchResponse, want map[string]bool) (Result, error) {
-	var preferred map[string]bool
+// answers is what r's queries returned, read: the semantic list, each
+// term's hits and document count, and the hits a preference boosts.
+type answers struct {
+	sem       []query.Hit
+	terms     []query.TermResult
+	total     int
+	termDocs  []int
+	preferred map[string]bool
+}
+
+// answers reads the answers of r's queries (r.queries, in order); want
+// holds the preferred values (r.retrieve). With r.Counts the terms are
+// weighed by its counts.
+func (r Request) answers(results []meilisearch.SearchResponse, want map[string]bool) (answers, error) {
+	var a answers
 	if want != nil {
-		preferred = map[string]bool{}
+		a.preferred = map[string]bool{}
 	}
-	var sem []query.Hit
 	var err error
 	if r.Vector != nil {
-		if sem, err = scoredHits(results[0].Hits, r.IDField, r.Prefer, want, preferred); err != nil {
-			return Result{}, err
+		if a.sem, err = scoredHits(results[0].Hits, r.IDField, r.Prefer, want, a.preferred); err != nil {
+			return answers{}, err
 		}
 	}
-	tr := make([]query.TermResult, len(r.Terms))
-	termDocs := make([]int, len(r.Terms))
+	a.terms = make([]query.TermResult, len(r.Terms))
+	a.termDocs = make([]int, len(r.Terms))
 	for i, t := range r.Terms {
 		res := results[i+1]
-		hits, err := scoredHits(res.Hits, r.IDField, r.Prefer, want, preferred)
+		hits, err := scoredHits(res.Hits, r.IDField, r.Prefer, want, a.preferred)
 		if err != nil {
-			return Result{}, err
+			return answers{}, err
 		}
-		tr[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
-		termDocs[i] = tr[i].TotalHits
+		a.terms[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
+		a.termDocs[i] = a.terms[i].TotalHits
 	}
-	total := int(results[0].EstimatedTotalHits)
-	if c := r.Counts; c != nil && len(c.TermDocs) == len(tr) {
-		total = c.Docs
-		for i := range tr {
-			tr[i].TotalHits, termDocs[i] = c.TermDocs[i], c.TermDocs[i]
+	a.total = int(results[0].EstimatedTotalHits)
+	if c := r.Counts; c != nil && len(c.TermDocs) == len(a.terms) {
+		a.total = c.Docs
+		for i := range a.terms {
+			a.terms[i].TotalHits, a.termDocs[i] = c.TermDocs[i], c.TermDocs[i]
 		}
 	}
-	weight := r.KeywordWeight
-	if weight == 0 {
-		weight = query.DefaultKeywordWeight
-	}
-	fused := query.Fuse(sem, tr, total, weight)
-	if len(preferred) > 0 {
-		boost(fused, preferred, r.Prefer.Weight)
+	return a, nil
+}
+
+// fuse fuses r's answers into one ranking.
+func (r Request) fuse(a answers) Result {
+	fused := query.Fuse(a.sem, a.terms, a.total, r.keywordWeight())
+	if len(a.preferred) > 0 {
+		boost(fused, a.preferred, r.Prefer.Weight)
 	}
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: total, Terms: r.Terms, TermDocs: termDocs, Preferred: preferred}, nil
+	return Result{Hits: fused, Total: a.total, Terms: r.Terms, TermDocs: a.termDocs, Preferred: a.preferred}
+}
+
+// keywordWeight is the keyword share of the fused score.
+func (r Request) keywordWeight() float64 {
+	if r.KeywordWeight == 0 {
+		return query.DefaultKeywordWeight
+	}
+	return r.KeywordWeight
 }
 
 // fillDefaults gives IDField, Embedder and Terms the values their zero

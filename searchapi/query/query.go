@@ -22,6 +22,10 @@
 //     per term.
 //  4. Fuse(firstHits, termResults, first.estimatedTotalHits, keywordWeight)
 //     with keywordWeight = 1 - semanticRatio, default DefaultKeywordWeight.
+//     When the semantic list is full, term hits it left out that could
+//     still reach the first SubQueryLimit places get their similarity from
+//     one more vector sub-query restricted to them by identifier, and are
+//     fused with it instead of 0 (hybrid.FillDepth).
 //  5. Fetch the page's documents by identifier; Scored.Keyword, .Semantic and
 //     .Terms are the evidence (hybrid.BestMatch over the fetched _vectors
 //     tells which representative query or example matched).
