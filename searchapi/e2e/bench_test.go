@@ -400,6 +400,27 @@ func postSearch(ctx context.Context, client *http.Client, base, auth string, bod
 	return readThrough(client, req)
 }
 
+// postSearchDecoded posts body to base's POST /search and decodes the
+// answer into v, as a client that uses the answer does; any status but 200
+// is an error.
+func postSearchDecoded(ctx context.Context, client *http.Client, base string, body []byte, v any) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/search", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: status %d", req.URL, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body) // the rest, so the connection is kept
+	return err
+}
+
 // readThrough sends req and reads the answer through; any status but 200
 // is an error.
 func readThrough(client *http.Client, req *http.Request) error {
