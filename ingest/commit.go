@@ -38,6 +38,10 @@ const (
 	opDelete  opKind = "delete"  // documents removed
 	opPatch   opKind = "flags"   // partial documents: stale flags, lost claims
 	opSources opKind = "sources" // catalog health states
+	// Tasks of the tools index (toolsindex.go).
+	opToolAdd    opKind = "tool add"    // whole tool documents
+	opToolDelete opKind = "tool delete" // tool documents removed
+	opToolPatch  opKind = "tool flags"  // partial tool documents
 )
 
 // op is one task of a commit and what to do when it fails.
@@ -62,9 +66,11 @@ type op struct {
 func (ix *Indexer) commit(ctx context.Context, b *batch) {
 	start := time.Now()
 	c := &commitRun{ix: ix, b: b, failed: map[int]error{}}
+	ix.repairTools(ctx)
 	c.planUpserts(ctx)
 	c.planDeletes()
 	c.planPatches()
+	c.planTools()
 	c.planSources()
 	c.each(ctx, func(o *op) error { c.tasks++; return ix.st.enqueue(ctx, o.t) })
 	c.each(ctx, func(o *op) error { return ix.st.finish(ctx, o.t) })
@@ -74,6 +80,10 @@ func (ix *Indexer) commit(ctx context.Context, b *batch) {
 		ix.st.logger.Error("batch abandoned", "results", len(b.results), "err", c.fatal)
 	} else if len(c.reread) > 0 {
 		ix.reread(ctx, c.reread)
+		for _, id := range c.reread {
+			ix.toolsPending[id] = true // its tool document may not match it
+		}
+		ix.repairTools(ctx)
 	}
 	ix.st.logger.Debug("batch written", "results", len(b.results), "upserts", len(b.upserts), "deletes", len(b.deletes),
 		"patches", len(b.patches), "tasks", c.tasks, "took", time.Since(start))
@@ -208,6 +218,11 @@ func (c *commitRun) settle(ctx context.Context) {
 	for _, o := range c.ops {
 		if c.fatal != nil {
 			return
+		}
+		switch o.kind {
+		case opToolAdd, opToolDelete, opToolPatch:
+			c.settleTools(o)
+			continue
 		}
 		if o.err == nil {
 			if o.kind == opSources {

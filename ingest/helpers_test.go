@@ -91,7 +91,7 @@ func (e *env) open(cfg Config) *Indexer {
 }
 
 func dropIndexes(c meilisearch.ServiceManager, index string) {
-	for _, uid := range []string{index, index + "_sources"} {
+	for _, uid := range []string{index, index + "_sources", normalize.ToolsIndex(index)} {
 		if task, err := c.DeleteIndex(uid); err == nil {
 			_ = meilitest.Wait(c, task.TaskUID)
 		}
@@ -143,7 +143,7 @@ func (e *env) count(filter string) int64 {
 func (e *env) tasks() int64 {
 	e.t.Helper()
 	res, err := e.client.GetTasksWithContext(e.t.Context(), &meilisearch.TasksQuery{
-		IndexUIDS: []string{e.index, e.index + "_sources"}, Limit: 1})
+		IndexUIDS: []string{e.index, e.index + "_sources", normalize.ToolsIndex(e.index)}, Limit: 1})
 	if err != nil {
 		e.t.Fatalf("get tasks: %v", err)
 	}

@@ -33,6 +33,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -213,6 +215,7 @@ type Indexer struct {
 	st      *store
 	index   string
 	sources string
+	tools   string // the tools index (toolsindex.go)
 	vcache  *vectorCache
 	// optOut names the userProvided embedders another writer configured
 	// on the index, which this one, having no Embedder, leaves alone: its
@@ -241,6 +244,12 @@ type Indexer struct {
 	unstamped map[string]claimKey         // id -> documents loaded without health (until setup stamps them)
 	unaliased map[string][]string         // id -> alias keys of documents loaded without them (until setup stamps them)
 	healths   map[string]normalize.Health // id -> the stored health, kept only without Config.Health
+	toolful   map[string]bool             // ids of the documents load read with tools (until setup syncs the tools index)
+	toolDocs  map[string]bool             // ids the tools index holds a document for
+	// toolsPending are ids whose tool documents a failed write may have
+	// left out of step with their records: repaired from the records
+	// index before the next commit.
+	toolsPending map[string]bool
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -273,6 +282,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 			retryMin: cfg.RetryMin, retryMax: cfg.RetryMax, poll: 3 * time.Millisecond},
 		index:     cfg.Index,
 		sources:   cfg.Index + "_sources",
+		tools:     normalize.ToolsIndex(cfg.Index),
 		vcache:    &vectorCache{max: 4096},
 		queue:     make(chan item, cfg.QueueSize),
 		grouped:   semaphore.NewWeighted(int64(maxGrouped(cfg))),
@@ -287,6 +297,10 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		unstamped: make(map[string]claimKey),
 		unaliased: make(map[string][]string),
 		healths:   make(map[string]normalize.Health),
+		toolful:   make(map[string]bool),
+		toolDocs:  make(map[string]bool),
+
+		toolsPending: make(map[string]bool),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()
@@ -334,12 +348,17 @@ func (ix *Indexer) setup(ctx context.Context) error {
 		ix.st.logger.Warn("the index has embedders and this process no embedding model: the documents it writes have no vectors until a process with the model rewrites them",
 			"index", ix.index, "embedders", ix.optOut)
 	}
+	stamped := slices.Concat(slices.Collect(maps.Keys(ix.unstamped)), slices.Collect(maps.Keys(ix.unaliased)))
 	if err := ix.stampUnstamped(ctx); err != nil {
 		return err
 	}
 	if err := ix.stampAliases(ctx); err != nil {
 		return err
 	}
+	if err := ix.setupTools(ctx, ix.toolful, stamped); err != nil {
+		return err
+	}
+	ix.toolful = nil
 	if applied.embeddersChanged {
 		// Documents written before this embedder setting have no (or
 		// differently sized) vectors: forget their content hashes so each

@@ -91,6 +91,9 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 	if cur.ProximityPrecision != want.ProximityPrecision || cur.FacetSearch != want.FacetSearch {
 		return false
 	}
+	if want.PrefixSearch != nil && (cur.PrefixSearch == nil || *cur.PrefixSearch != *want.PrefixSearch) {
+		return false
+	}
 	if cur.Pagination == nil || cur.Pagination.MaxTotalHits != want.Pagination.MaxTotalHits {
 		return false
 	}

@@ -24,7 +24,8 @@ type docMeta struct {
 // metaFields are the document fields load reads back into docMeta.
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
-	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded}
+	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
+	normalize.FieldToolNames}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -43,6 +44,11 @@ type metaDoc struct {
 	MatchKeys         []string          `json:"matchKeys"`
 	AliasKeys         []string          `json:"aliasKeys"`
 	Unembedded        bool              `json:"unembedded"`
+	// Tools holds the tools' names alone: whether the record has a tool
+	// document (normalize.ToolDocument).
+	Tools *struct {
+		Items []struct{} `json:"items"`
+	} `json:"tools"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -119,6 +125,9 @@ func (ix *Indexer) load(ctx context.Context) error {
 			return fmt.Errorf("load %s: %w", ix.index, err)
 		}
 		ix.setMeta(m)
+		if m.Tools != nil && len(m.Tools.Items) > 0 {
+			ix.toolful[m.ID] = true
+		}
 		if m.Health == nil {
 			ix.unstamped[m.ID] = claimKey{identifier: m.Identifier, catalog: m.SourceCatalog}
 		}

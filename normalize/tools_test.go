@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecodeTool(t *testing.T) {
@@ -74,7 +75,40 @@ func TestEmbeddedTools(t *testing.T) {
 	if got := EmbeddedTools(&ToolSet{Source: ToolsDeclared, Items: ts.Items}); got != nil {
 		t.Errorf("declared tools get vectors: %d", len(got))
 	}
-	if !slices.Contains(SearchableFields(), FieldToolDescriptions) || !slices.Contains(SearchableFields(), FieldToolNames) {
-		t.Error("tool names and descriptions are not searchable")
+	if !slices.Equal(ToolSearchableFields(), []string{FieldToolWords}) {
+		t.Errorf("the tools index searches %v, want [%s]", ToolSearchableFields(), FieldToolWords)
+	}
+	for _, f := range SearchableFields() {
+		if strings.HasPrefix(f, FieldTools+".") || f == FieldToolWords {
+			t.Errorf("%s is searchable in the records index: the term sub-queries would rank the tools' text", f)
+		}
+	}
+}
+
+// TestToolWords: the tools index searches each word of a server's tools
+// once, as Words reads them (the name's underscores split it), in the
+// order they first appear; no tools, no words.
+func TestToolWords(t *testing.T) {
+	ts := &ToolSet{Items: []Tool{
+		{Name: "pdf_to_markdown", Description: "Convert a PDF to Markdown."},
+		{Name: "ocr", Title: "OCR", Description: "Read the text of a scanned PDF."},
+	}}
+	if got, want := ToolWords(ts), "pdf to markdown convert a ocr read the text of scanned"; got != want {
+		t.Errorf("ToolWords = %q, want %q", got, want)
+	}
+	if got := ToolWords(nil); got != "" {
+		t.Errorf("ToolWords(nil) = %q", got)
+	}
+	d := NewDocument(Record{Identifier: "urn:ai:x.example:mcp:a", Type: TypeMCP, Description: "not in the tool document", Tools: ts}, time.Now())
+	td := ToolDocument(&d)
+	if string(td[FieldToolWords]) != `"pdf to markdown convert a ocr read the text of scanned"` || td[FieldIdentifier] == nil || td[FieldType] == nil {
+		t.Errorf("tool document %v: want its words, identifier and filterable fields", td)
+	}
+	if td["description"] != nil || td[FieldTools] != nil {
+		t.Errorf("tool document %v carries fields nothing searches or filters", td)
+	}
+	d.Tools = &ToolSet{}
+	if td := ToolDocument(&d); td != nil {
+		t.Errorf("a record without tools has a tool document %v", td)
 	}
 }

@@ -56,6 +56,11 @@ func leakCatalogs(web *fixtures.Web) {
 	}
 	mcp := entry(payrollTools, "Zebrafinch Payroll Tools", "Zebrafinch payroll tools; payroll invoices.")
 	mcp["type"] = "application/mcp-server+json"
+	// Its server card, inline, declares a tool: the tools index must hide
+	// it as the records index hides the server.
+	delete(mcp, "url")
+	mcp["data"] = map[string]any{"name": "Zebrafinch Payroll Tools", "description": "Zebrafinch payroll tools.",
+		"tools": []map[string]any{{"name": "zebrafinch_payslips", "description": "Zebrafinch payslips for payroll invoices."}}}
 	cat := func(entries ...map[string]any) []byte {
 		b, _ := json.Marshal(map[string]any{"specVersion": "1.0", "entries": entries})
 		return b
@@ -306,7 +311,8 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 	})
 
 	// The traces are there for the group.
-	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "GET /agents/{alias} hidden", "MCP get_agent", "MCP get_agent alias", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name"} {
+	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "GET /agents/{alias} hidden", "MCP get_agent", "MCP get_agent alias", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name",
+		"GET /tools", "MCP find_tool"} {
 		for _, d := range leakDoors {
 			if d.name == door && !hiddenTrace.MatchString(d.ask(hr).body) {
 				t.Errorf("%s as hr: no hidden record found, so the walk below proves nothing", door)

@@ -10,12 +10,14 @@ import (
 	"github.com/agentfinder/agentfinder/fixtures"
 	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
 )
 
-// dropIndexes deletes index and its sources index when the test ends.
+// dropIndexes deletes index, its sources index and its tools index when
+// the test ends.
 func dropIndexes(t *testing.T, s *meilitest.Server, index string) {
 	t.Cleanup(func() {
-		for _, uid := range []string{index, index + "_sources"} {
+		for _, uid := range []string{index, index + "_sources", normalize.ToolsIndex(index)} {
 			if task, err := s.Client.DeleteIndex(uid); err == nil {
 				_ = meilitest.Wait(s.Client, task.TaskUID)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/meilisearch/meilisearch-go"
 
 	relset "github.com/agentfinder/agentfinder/fixtures/relevance"
+	"github.com/agentfinder/agentfinder/ingest"
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
@@ -26,15 +27,15 @@ import (
 
 // BenchmarkSearchToolIndex measures what the tool index costs a search:
 // the same 30,000 MCP servers (AGENTFINDER_BENCH_RECORDS) of real text
-// (see toolCorpus) indexed twice with the index's searchable attributes,
-// once with their tool lists (names, titles and descriptions searchable,
-// as the prober leaves them) and once without, and POST /search over each
-// in short alternating rounds with the relevance set's dev requests. It
-// prints the p50 and p95 of each and their ratios (the target: at most
-// 1.2), and how many of the side with tools' answers name a matching tool
-// (that side must really search the tools: none fails the bench).
-// AGENTFINDER_BENCH_LISTED_PCT (default 58) is the share of servers
-// holding a tool list.
+// (see toolCorpus) indexed twice with the index's settings, once with
+// their tool lists (on the records, and in the tools index beside them,
+// as ingest writes them) and once without (no tool lists, no tools
+// index), and POST /search over each in short alternating rounds with the
+// relevance set's dev requests. It prints the p50 and p95 of each and
+// their ratios (the target: at most 1.2), and how many of the 'with'
+// side's answers name a matching tool (the side must really search the
+// tools index: none fails the bench). AGENTFINDER_BENCH_LISTED_PCT
+// (default 58) is the share of servers holding a tool list.
 func BenchmarkSearchToolIndex(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 30000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 600)
@@ -59,7 +60,7 @@ func BenchmarkSearchToolIndex(b *testing.B) {
 	}
 	named := namingTools(b, client, hsWith.URL, bodies)
 	if named == 0 {
-		b.Fatal("no answer of the side with tools names a matching tool: it does not search them")
+		b.Fatal("no answer of the side with the tool index names a matching tool: it does not search the tools index")
 	}
 	w50, w95, o50, o95 := pct(lat[0], 50), pct(lat[0], 95), pct(lat[1], 50), pct(lat[1], 95)
 	b.ReportMetric(ms2(w50), "tools_p50_ms")
@@ -232,49 +233,64 @@ type benchIdx struct {
 	name string
 }
 
-// toolBenchIndex indexes docs (with their tool lists when withTools)
-// under the production searchable attributes.
+// toolBenchIndex indexes docs under the production searchable
+// attributes: with their tool lists and, beside them, the tools index
+// ingest keeps (normalize.ToolDocument under ingest.ToolsIndexSettings)
+// when withTools; else without tool lists and without a tools index.
 func toolBenchIndex(b *testing.B, prefix string, docs []normalize.Document, withTools bool) benchIdx {
 	b.Helper()
 	ms, name := meilitest.Index(b, prefix)
-	idx := ms.Client.Index(name)
 	settings := searchtest.Settings()
 	settings.SearchableAttributes = normalize.SearchableFields()
-	task, err := idx.UpdateSettings(settings)
+	benchSettle(b, ms, name, settings)
+	if withTools {
+		tools := normalize.ToolsIndex(name)
+		b.Cleanup(func() { _, _ = ms.Client.DeleteIndex(tools) })
+		benchSettle(b, ms, tools, ingest.ToolsIndexSettings())
+	}
+	const batch = 5000
+	for i := 0; i < len(docs); i += batch {
+		part := docs[i:min(len(docs), i+batch)]
+		if !withTools {
+			benchAdd(b, ms, name, withoutTools(part))
+			continue
+		}
+		benchAdd(b, ms, name, part)
+		var tds []map[string]json.RawMessage
+		for j := range part {
+			if td := normalize.ToolDocument(&part[j]); td != nil {
+				tds = append(tds, td)
+			}
+		}
+		benchAdd(b, ms, normalize.ToolsIndex(name), tds)
+	}
+	return benchIdx{ms: ms, name: name}
+}
+
+// benchSettle applies settings to index uid (created when missing) and
+// waits for them.
+func benchSettle(b *testing.B, ms *meilitest.Server, uid string, settings *meilisearch.Settings) {
+	b.Helper()
+	task, err := ms.Client.Index(uid).UpdateSettings(settings)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
 		b.Fatal(err)
 	}
-	const batch = 5000
-	for i := 0; i < len(docs); i += batch {
-		part := docs[i:min(len(docs), i+batch)]
-		if !withTools {
-			part = withoutTools(part)
-		}
-		task, err := idx.AddDocuments(part, &meilisearch.DocumentOptions{PrimaryKey: ptr(normalize.FieldID)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return benchIdx{ms: ms, name: name}
 }
 
-// withoutTools returns copies of docs without their tool lists.
-func withoutTools(docs []normalize.Document) []normalize.Document {
-	out := make([]normalize.Document, len(docs))
-	for i, d := range docs {
-		d.Tools = nil
-		out[i] = d
+// benchAdd adds docs to index uid and waits until they are searchable.
+func benchAdd(b *testing.B, ms *meilitest.Server, uid string, docs any) {
+	b.Helper()
+	task, err := ms.Client.Index(uid).AddDocuments(docs, &meilisearch.DocumentOptions{PrimaryKey: ptr(normalize.FieldID)})
+	if err != nil {
+		b.Fatal(err)
 	}
-	return out
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		b.Fatal(err)
+	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // toolResult is the part of a search result namingTools reads.
 type toolResult struct {
@@ -305,3 +321,15 @@ func namingTools(b *testing.B, client *http.Client, base string, bodies [][]byte
 	}
 	return n
 }
+
+// withoutTools returns copies of docs without their tool lists.
+func withoutTools(docs []normalize.Document) []normalize.Document {
+	out := make([]normalize.Document, len(docs))
+	for i, d := range docs {
+		d.Tools = nil
+		out[i] = d
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -61,6 +61,12 @@ type Request struct {
 	IDField string
 	// Prefer, when set, boosts documents carrying a preferred value.
 	Prefer *Preference
+	// ToolIndex is the tools index beside Index (normalize.ToolsIndex),
+	// "" for none: the terms are searched there too, under Filter, and a
+	// server whose tools hold a term counts as a hit of that term's
+	// sub-query (toolhits.go). Index's own sub-queries do not
+	// search the tools' text.
+	ToolIndex string
 	// Counts, when set, are the document counts terms are weighed by
 	// (idf) instead of those under Filter: a filtered search given the
 	// counts of the unfiltered one scores each document it keeps as the
@@ -101,6 +107,10 @@ type Result struct {
 	TermDocs []int
 	// Preferred holds the IDs of hits Request.Prefer boosted.
 	Preferred map[string]bool
+	// ToolWords holds, by ID, the tool words (normalize.ToolWords) of the
+	// servers the tools sub-queries found: those whose tools may name a
+	// match.
+	ToolWords map[string]string
 }
 
 // ErrBadResponse reports a multi-search answer that does not match the request.
@@ -110,8 +120,7 @@ var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	r.fillDefaults()
 	attrs, want := r.retrieve()
-	queries := r.queries(attrs)
-	results, err := multiSearch(ctx, c, queries)
+	results, err := multiSearch(ctx, c, r.queries(attrs))
 	if err != nil {
 		return Result{}, err
 	}
@@ -178,13 +187,16 @@ func multiSearch(ctx context.Context, c Client, queries []*meilisearch.SearchReq
 }
 
 // answers is what r's queries returned, read: the semantic list, each
-// term's hits and document count, and the hits a preference boosts.
+// term's hits and document count (the tools sub-queries' servers among
+// them), the hits a preference boosts, and the tool words of the servers
+// the tools sub-queries found.
 type answers struct {
 	sem       []query.Hit
 	terms     []query.TermResult
 	total     int
 	termDocs  []int
 	preferred map[string]bool
+	toolWords map[string]string
 }
 
 // answers reads the answers of r's queries (r.queries, in order); want
@@ -212,6 +224,9 @@ func (r Request) answers(results []meilisearch.SearchResponse, want map[string]b
 		a.terms[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
 		a.termDocs[i] = a.terms[i].TotalHits
 	}
+	if a.toolWords, err = r.toolHits(results[1+len(r.Terms):], a.terms, a.termDocs, want, a.preferred); err != nil {
+		return answers{}, err
+	}
 	a.total = int(results[0].EstimatedTotalHits)
 	if c := r.Counts; c != nil && len(c.TermDocs) == len(a.terms) {
 		a.total = c.Docs
@@ -231,7 +246,7 @@ func (r Request) fuse(a answers) Result {
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: a.total, Terms: r.Terms, TermDocs: a.termDocs, Preferred: a.preferred}
+	return Result{Hits: fused, Total: a.total, Terms: r.Terms, TermDocs: a.termDocs, Preferred: a.preferred, ToolWords: a.toolWords}
 }
 
 // keywordWeight is the keyword share of the fused score.
@@ -273,7 +288,8 @@ func (r Request) retrieve() ([]string, map[string]bool) {
 
 // queries are the sub-queries of the multi-search: first the semantic list,
 // or (keywords only) just the count of documents the filter admits, which
-// weighs the terms; then one per term.
+// weighs the terms; then one per term; then, with a ToolIndex, the tools
+// sub-queries (toolQueries).
 func (r Request) queries(attrs []string) []*meilisearch.SearchRequest {
 	limit := int64(max(r.Limit, query.SubQueryLimit))
 	first := &meilisearch.SearchRequest{IndexUID: r.Index, Filter: r.Filter, Limit: 1, AttributesToRetrieve: attrs}
@@ -290,7 +306,7 @@ func (r Request) queries(attrs []string) []*meilisearch.SearchRequest {
 			AttributesToRetrieve: attrs, ShowRankingScore: true,
 		})
 	}
-	return queries
+	return append(queries, r.toolQueries(attrs)...)
 }
 
 // boost reorders fused as if the scores of the preferred IDs were

@@ -12,9 +12,12 @@
 // How a result is ranked. The request text is rewritten for the keyword
 // side (Config.QueryRewriter keeps its informative terms), and each term is
 // searched on its own, beside one vector query of the text as typed when
-// there is an Embedder; searchapi/hybrid fuses those sub-queries into one
-// order (keyword share 1 - SemanticRatio), a preferred tag multiplying an
-// entry's fused score by 1.5 for the order only. The first 30 fused
+// there is an Embedder and two queries of all the terms over the tools
+// index (the words of the servers' tools, toolsindex.go), where a server
+// found counts as holding the terms its tools hold; searchapi/hybrid
+// fuses those sub-queries into one order (keyword share 1 -
+// SemanticRatio), a preferred tag multiplying an entry's fused score by
+// 1.5 for the order only. The first 30 fused
 // results, the pool, are then re-ordered and scored together by the
 // relevance model (searchapi/score): each candidate's keyword and semantic
 // components, how many of the request's terms its name and text cover

@@ -114,6 +114,7 @@ type Engine struct {
 	minScore *int
 	talk     smallTalkVectors
 	prepared *queryCache
+	tools    toolsIndex
 }
 
 // New validates cfg and returns an Engine. logger nil discards logs.
@@ -142,6 +143,7 @@ func New(cfg Config, logger *slog.Logger) (*Engine, error) {
 		now:       cfg.Now,
 		publicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		viaName:   cfg.Via,
+		tools:     newToolsIndex(cfg.Index),
 	}
 	if cfg.MinScore != nil {
 		m := max(0, min(*cfg.MinScore, 100))
@@ -180,7 +182,9 @@ func (s *Engine) Filter(q *Query) filter.Expr { return s.filter(q) }
 // Plan is the fused search of q's first tier of results, as Search sends it
 // (vec nil: keyword only): for benchmarks that compare the engine with the
 // Meilisearch requests it makes.
-func (s *Engine) Plan(q *Query, vec []float32) hybrid.Request { return s.newPlan(q, vec) }
+func (s *Engine) Plan(q *Query, vec []float32) hybrid.Request {
+	return s.newPlan(context.Background(), q, vec)
+}
 
 // ResultAttributes are the record fields a search retrieves for each
 // result (a copy).

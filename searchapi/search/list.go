@@ -112,13 +112,18 @@ func (s *Engine) listByIdentifier(ctx context.Context, l Listing, f filter.Expr)
 	return &ListPage{Items: s.listItems(hits), Total: docs.Total}, nil
 }
 
-// listAttributes are the fields a listing retrieves: the engine's own and
+// listedAttributes are the fields a listing retrieves of every record:
+// a search's, and the record's tools (a listing shows each record whole,
+// where a search shows the tools matching the request).
+var listedAttributes = append(slices.Clone(searchAttributes), normalize.FieldTools)
+
+// listAttributes are the fields a listing retrieves: listedAttributes and
 // extra.
 func listAttributes(extra []string) []string {
 	if len(extra) == 0 {
-		return searchAttributes
+		return listedAttributes
 	}
-	out := slices.Clone(searchAttributes)
+	out := slices.Clone(listedAttributes)
 	for _, a := range extra {
 		if !slices.Contains(out, a) {
 			out = append(out, a)

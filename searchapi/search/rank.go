@@ -64,7 +64,7 @@ var searchAttributes = []string{
 	"identifier", "displayName", "type", "url", "data", "description", "tags", "capabilities",
 	"representativeQueries", "version", "updatedAt", "metadata", "trustManifest",
 	"publisher", "publisherVerified", "compliance", "protocols", "skills", "bindings",
-	"status", "expiresAt", "indexedAt", "trust", "health", normalize.FieldTools,
+	"status", "expiresAt", "indexedAt", "trust", "health",
 }
 
 // evidenceAttributes are retrieved in addition when evidence is asked for.
@@ -177,15 +177,16 @@ func (s *Engine) queryVector(ctx context.Context, text string) []float32 {
 // newPlan prepares the fused search of q: its terms, its filter (applied
 // to every sub-query), its preferred tags and its vector (nil: keyword only,
 // never a semanticRatio of 0, which the Go client drops).
-func (s *Engine) newPlan(q *Query, vec []float32) hybrid.Request {
-	return s.planOf(q, preparedQuery{terms: s.searchTerms(q.Text), vec: vec})
+func (s *Engine) newPlan(ctx context.Context, q *Query, vec []float32) hybrid.Request {
+	return s.planOf(ctx, q, preparedQuery{terms: s.searchTerms(q.Text), vec: vec})
 }
 
 // planOf is newPlan with the request's terms and vector prepared.
-func (s *Engine) planOf(q *Query, p preparedQuery) hybrid.Request {
+func (s *Engine) planOf(ctx context.Context, q *Query, p preparedQuery) hybrid.Request {
 	terms, vec := p.terms, p.vec
 	r := hybrid.Request{
 		Index:         s.cfg.Index,
+		ToolIndex:     s.toolIndex(ctx),
 		Text:          q.Text,
 		Terms:         terms,
 		Vector:        vec,
@@ -216,6 +217,9 @@ type rankedResult struct {
 	Terms    []string
 	TermDocs []int
 	Total    int
+	// ToolWords are the tool words of the servers the tools sub-queries
+	// found, by identifier (hybrid.Result.ToolWords).
+	ToolWords map[string]string
 }
 
 // ranked returns at least the first n results of p's ranking when there
@@ -229,6 +233,10 @@ type rankedResult struct {
 func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
+	if err != nil && r.ToolIndex != "" && s.toolsGone(err) {
+		r.ToolIndex = ""
+		first, err = hybrid.Search(ctx, s.cfg.Meili, r)
+	}
 	if err != nil {
 		return rankedResult{}, err
 	}
@@ -240,7 +248,7 @@ func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedRes
 // results.
 func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Result, n int) (rankedResult, error) {
 	res := rankedResult{Hits: first.Hits, Shallow: len(first.Hits), Preferred: first.Preferred,
-		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total}
+		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total, ToolWords: first.ToolWords}
 	if len(first.Hits) >= n {
 		return res, nil
 	}
@@ -268,6 +276,7 @@ func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Resu
 		}
 		res.Preferred[id] = true
 	}
+	res.ToolWords = withToolWords(res.ToolWords, deep.ToolWords)
 	return res, nil
 }
 
@@ -331,10 +340,13 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if present == 0 && len(rest) > 0 && offset > 0 {
 		ids = append(ids, rest[0].ID) // the best result, for the cut-off rule
 	}
-	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], &out)
+	qt := normalize.Terms(q.Text) // for evidence and matched tools
+	words := withToolWords(withToolWords(nil, scale.ToolWords), res.ToolWords)
+	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], mayNameTools(ids, words, qt), &out)
 	if err != nil {
 		return out, err
 	}
+	addToolWords(byID, words)
 	w.lap(StageFetch)
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
@@ -365,7 +377,6 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 		out.Best = score.Percent(scoreAt(0))
 	}
 	w.lap(StageRerank)
-	qt := normalize.Terms(q.Text) // for evidence and matched tools
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))
 		d, ok := byID[seq[i].ID]
@@ -387,7 +398,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 // counts the filtered search weighs its terms by. A record's score then
 // depends on the request and the index, never on the filter that kept it.
 func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int) (res, scale rankedResult, err error) {
-	plan := s.planOf(q, prep)
+	plan := s.planOf(ctx, q, prep)
 	if len(s.userFilters(q)) == 0 {
 		res, err = s.ranked(ctx, plan, n)
 		return res, res, err
@@ -398,6 +409,10 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	// reaches past them, apart.
 	base.Limit, plan.Limit = 0, 0
 	bfirst, first, err := hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
+	if err != nil && plan.ToolIndex != "" && s.toolsGone(err) {
+		base.ToolIndex, plan.ToolIndex = "", ""
+		bfirst, first, err = hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
+	}
 	if err != nil {
 		return res, scale, err
 	}
@@ -435,9 +450,14 @@ func hitIDs(hits []query.Scored) map[string]bool {
 // fetchPage fetches the documents of ids (the pool and the page) and, in
 // the same round trip, when q.Facets names fields, their values counted
 // over the best of the first tier of candidates (what the search found,
-// whichever page is shown) into out.Facets.
-func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
+// whichever page is shown) into out.Facets. The records' tool lists are
+// read only for named, the documents whose tools may name a match
+// (mayNameTools).
+func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []float32, tier []query.Scored, named []string, out *localPage) (map[string]meiliHit, error) {
 	var also []*meilisearch.SearchRequest
+	if len(named) > 0 {
+		also = append(also, s.toolLists(named, q.Access))
+	}
 	if len(q.Facets) > 0 && len(tier) > 0 {
 		also = append(also, s.candidateFacets(tier, q.Facets, q.Access))
 	}
@@ -454,13 +474,17 @@ func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []fl
 	if err != nil {
 		return nil, err
 	}
-	if len(also) > 0 {
-		out.Facets = s.facetCounts(ctx, more[0].FacetDistribution)
-	}
 	byID := make(map[string]meiliHit, len(docs))
 	for _, d := range docs {
 		id, _ := hybrid.String(d[normalize.FieldIdentifier])
 		byID[id] = meiliHit(d)
+	}
+	if len(named) > 0 {
+		addToolLists(byID, more[0].Hits)
+		more = more[1:]
+	}
+	if len(more) > 0 {
+		out.Facets = s.facetCounts(ctx, more[0].FacetDistribution)
 	}
 	return byID, nil
 }
@@ -515,6 +539,7 @@ func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, p
 	fillTrustHealth(h)
 	tools := matchTools(h[normalize.FieldTools], qterms)
 	delete(h, normalize.FieldTools)
+	delete(h, normalize.FieldToolWords)
 	if len(tools) > 0 {
 		h[FieldMatchedTools] = mustJSON(tools)
 	}

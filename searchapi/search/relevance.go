@@ -108,7 +108,9 @@ func candidateOf(doc map[string]json.RawMessage, keyword, semantic float64) scor
 	for _, f := range textAttributes {
 		c.Text = append(c.Text, hybrid.Strings(doc[f])...)
 	}
-	c.Text = append(c.Text, toolTexts(doc[normalize.FieldTools])...)
+	if words, ok := hybrid.String(doc[normalize.FieldToolWords]); ok && words != "" {
+		c.Text = append(c.Text, words) // its tools' words, when the tools sub-queries found it
+	}
 	return c
 }
 

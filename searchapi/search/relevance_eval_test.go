@@ -64,7 +64,7 @@ func TestRelevanceDump(t *testing.T) {
 			if mode == "hybrid" {
 				vec = rs.eng.queryVector(ctx, q.Text)
 			}
-			res, err := hybrid.Search(ctx, rs.eng.cfg.Meili, rs.eng.newPlan(sq, vec))
+			res, err := hybrid.Search(ctx, rs.eng.cfg.Meili, rs.eng.newPlan(ctx, sq, vec))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestRelevanceLatency(t *testing.T) {
 	qs := readDumpQueries(t, filepath.Join(rs.dir, "dev_queries.jsonl"), "dev")
 	before := func(q *Query) {
 		vec := rs.eng.queryVector(ctx, q.Text)
-		res, err := rs.eng.ranked(ctx, rs.eng.newPlan(q, vec), q.PageSize+1)
+		res, err := rs.eng.ranked(ctx, rs.eng.newPlan(ctx, q, vec), q.PageSize+1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func toolEvalServer(t *testing.T, m *embed.Model, servers []normalize.CatalogRes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, uid := range []string{name, name + "_sources"} {
+		for _, uid := range []string{name, name + "_sources", normalize.ToolsIndex(name)} {
 			if task, err := ms.Client.DeleteIndex(uid); err == nil {
 				_ = meilitest.Wait(ms.Client, task.TaskUID)
 			}

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 )
 
 // MatchedTool is a tool of a result whose text holds words of the request:
@@ -57,42 +57,14 @@ func matchTools(toolsRaw json.RawMessage, qterms []string) []MatchedTool {
 	return out[:min(len(out), maxMatchedTools)]
 }
 
-// termShare is the share of terms found among words: equal, or one the
-// other's stem (a word of four letters or more starting the other:
-// "markdown" and "markdowns", "convert" and "converts").
+// termShare is the share of terms found among words (hybrid.HoldsTerm:
+// equal, or one the other's stem).
 func termShare(words, terms []string) float64 {
 	n := 0
 	for _, t := range terms {
-		if slices.ContainsFunc(words, func(w string) bool { return sameStem(w, t) }) {
+		if hybrid.HoldsTerm(words, t) {
 			n++
 		}
 	}
 	return float64(n) / float64(len(terms))
-}
-
-func sameStem(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return len(a) >= 4 && strings.HasPrefix(b, a) && len(b)-len(a) <= 3
-}
-
-// toolTexts returns the texts of a record's tools (its "tools" field) that
-// count toward how much of a request it covers: each tool's ToolText.
-func toolTexts(toolsRaw json.RawMessage) []string {
-	if len(toolsRaw) == 0 {
-		return nil
-	}
-	var ts normalize.ToolSet
-	if json.Unmarshal(toolsRaw, &ts) != nil {
-		return nil
-	}
-	out := make([]string, 0, len(ts.Items))
-	for _, t := range ts.Items {
-		out = append(out, normalize.ToolText(t))
-	}
-	return out
 }

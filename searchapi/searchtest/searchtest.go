@@ -23,21 +23,22 @@ import (
 // Settings are the index settings the search side's tests index with: the
 // filterable and sortable attributes ingest applies (normalize's), and
 // normalize.SearchableFields without identifier, host.displayName and the
-// tools' fields. The fixture catalog's ranking assertions were written
-// without those: its URNs all name weather.example or acme.com, so with
-// identifier searchable a request for "weather" matches every
-// weather.example entry alike; its records have no tools, and three more
+// names no document holds (normalize.ReservedField). The fixture catalog's
+// ranking assertions were written without those: its URNs all name
+// weather.example or acme.com, so with identifier searchable a request for
+// "weather" matches every weather.example entry alike, and three more
 // searchable attributes move every keyword score a little (Meilisearch's
 // attribute rule counts them), enough to pass a preferred tag's boost over
-// a perfect match. Tests of the tool index index through ingest.
+// a perfect match. Its indexes have no tools index (the engine then
+// searches without tools): tests of the tool index index through ingest.
 func Settings() *meilisearch.Settings {
 	return &meilisearch.Settings{
 		SearchableAttributes: slices.DeleteFunc(normalize.SearchableFields(), func(f string) bool {
 			switch f {
-			case normalize.FieldIdentifier, "host.displayName", normalize.FieldToolNames, normalize.FieldToolTitles, normalize.FieldToolDescriptions:
+			case normalize.FieldIdentifier, "host.displayName":
 				return true
 			}
-			return false
+			return normalize.ReservedField(f)
 		}),
 		FilterableAttributes: normalize.FilterableFields(),
 		SortableAttributes:   normalize.SortableFields(),

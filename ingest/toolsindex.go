@@ -1,0 +1,289 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// The tools index (normalize.ToolsIndex) holds one document per record
+// with tools (normalize.ToolDocument): its tools' words, searchable there
+// and nowhere else, and the record's filterable fields, so that a search's
+// filter applies to it as to the record. ingest keeps it in step with the
+// records index in every commit: a record written is written there too
+// (or its tool document deleted when it lists no tools any more), a record
+// deleted is deleted there, and a patch of a record's fields (health,
+// stale, lost claims) patches its tool document. A tool document whose
+// write failed, or whose record's write failed, is repaired from the
+// records index at the next commit (toolsPending), and at start ingest
+// brings the tools index in step with the records it holds (syncTools),
+// so a failure or a crash between the two writes loses nothing.
+
+// toolRankingRules: what a search reads from the tools index is which
+// servers' tools hold the most of a request's informative words (one
+// query of all its words, searchapi/hybrid), not where the words
+// sit or how close they are: the rules that read word positions
+// (attribute, proximity, exactness) and typos are left out. With them the
+// tools' text cost a search about as much as it did inside the records
+// (docs/MEASUREMENTS.md); their words are stored once a server
+// (normalize.ToolWords), so the positions would say little anyway.
+var toolRankingRules = []string{"words"}
+
+// ToolsIndexSettings are the tools index's settings: its own searchable
+// attribute and ranking rules, no typo tolerance or prefix search, the
+// records index's filterable attributes (a search's filter is the same for
+// both), no embedder. Benchmarks that build a tools index by hand apply them.
+func ToolsIndexSettings() *meilisearch.Settings {
+	tt := typoTolerance
+	tt.Enabled = false
+	return &meilisearch.Settings{
+		RankingRules:         slices.Clone(toolRankingRules),
+		SearchableAttributes: normalize.ToolSearchableFields(),
+		FilterableAttributes: normalize.FilterableFields(),
+		SortableAttributes:   []string{},
+		TypoTolerance:        &tt,
+		Pagination:           &meilisearch.Pagination{MaxTotalHits: normalize.MaxTotalHits},
+		Faceting:             &meilisearch.Faceting{MaxValuesPerFacet: maxValuesPerFacet},
+		ProximityPrecision:   proximityPrecision,
+		FacetSearch:          false,
+		PrefixSearch:         &noPrefixSearch,
+	}
+}
+
+// noPrefixSearch turns prefix search off in the tools index: a request's
+// last word read as a prefix ("look" of "lookup") would count as held by
+// tools that do not hold it, and whole words are what a search matches a
+// tool's words on anyway (searchapi/search's matchTools); it also spares
+// the query the prefix's derivations.
+var noPrefixSearch = "disabled"
+
+// setupTools creates the tools index when missing, applies its settings,
+// reads which records it holds, and brings it in step with the records
+// index: tool documents are written for records with tools that have none
+// (an index from before the tools index, or a crash between two writes),
+// deleted for records gone or without tools, and rewritten for records
+// setup stamped (stamped: their health or alias keys changed).
+func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stamped []string) error {
+	if err := ix.st.ensureIndex(ctx, ix.tools); err != nil {
+		return err
+	}
+	if _, err := ix.st.applySettings(ctx, ix.tools, ToolsIndexSettings(), "", nil); err != nil {
+		return err
+	}
+	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID}, nil, func(raw []byte) error {
+		var d struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("load %s: %w", ix.tools, err)
+		}
+		ix.toolDocs[d.ID] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sync := map[string]bool{}
+	for id := range toolful {
+		if !ix.toolDocs[id] {
+			sync[id] = true
+		}
+	}
+	for id := range ix.toolDocs {
+		if !toolful[id] {
+			sync[id] = true
+		}
+	}
+	for _, id := range stamped {
+		if ix.toolDocs[id] {
+			sync[id] = true
+		}
+	}
+	if len(sync) > 0 {
+		ix.st.logger.Info("bringing the tools index in step", "index", ix.tools, "documents", len(sync))
+	}
+	return ix.syncTools(ctx, slices.Sorted(maps.Keys(sync)))
+}
+
+// syncTools makes the tool documents of ids what the records index holds:
+// each record's tool document is written again from the stored record, and
+// those of records gone or without tools are deleted.
+func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
+	for start := 0; start < len(ids); start += chunkDocs {
+		part := ids[start:min(start+chunkDocs, len(ids))]
+		var lines []line
+		have := map[string]bool{}
+		err := ix.st.scan(ctx, ix.index, nil, part, func(raw []byte) error {
+			var d normalize.Document
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return err
+			}
+			if td := normalize.ToolDocument(&d); td != nil {
+				b, err := json.Marshal(td)
+				if err != nil {
+					return err
+				}
+				lines = append(lines, line{id: d.ID, raw: b})
+				have[d.ID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read records for %s: %w", ix.tools, err)
+		}
+		if err := ix.writeToolLines(ctx, lines); err != nil {
+			return err
+		}
+		var gone []string
+		for _, id := range part {
+			if !have[id] {
+				gone = append(gone, id)
+			}
+		}
+		if len(gone) > 0 {
+			if err := ix.st.write(ctx, "delete documents from "+ix.tools, ix.st.deleteTask(ix.tools, gone).send); err != nil {
+				return err
+			}
+			for _, id := range gone {
+				delete(ix.toolDocs, id)
+			}
+		}
+	}
+	return nil
+}
+
+// writeToolLines writes tool documents and waits for them.
+func (ix *Indexer) writeToolLines(ctx context.Context, lines []line) error {
+	for _, chunk := range chunks(lines, chunkDocs) {
+		if err := ix.st.write(ctx, "add documents to "+ix.tools, ix.st.addTask(ix.tools, ndjson(chunk)).send); err != nil {
+			return err
+		}
+		for _, l := range chunk {
+			ix.toolDocs[l.id] = true
+		}
+	}
+	return nil
+}
+
+// repairTools brings the tool documents a failed write left out of step
+// (toolsPending) in step with the records index, before a commit. They stay
+// pending when that fails too.
+func (ix *Indexer) repairTools(ctx context.Context) {
+	if len(ix.toolsPending) == 0 {
+		return
+	}
+	ids := slices.Sorted(maps.Keys(ix.toolsPending))
+	if err := ix.syncTools(ctx, ids); err != nil {
+		ix.st.logger.Error("tools index not repaired; trying again at the next write", "documents", len(ids), "err", err)
+		return
+	}
+	clear(ix.toolsPending)
+}
+
+// planTools adds the tasks that keep the tools index in step with the
+// batch: tool documents of the records written (deleted when a record
+// lists no tools any more), deletes of the records deleted, and the
+// batch's patches on the records that have tool documents.
+func (c *commitRun) planTools() {
+	ix, b := c.ix, c.b
+	failed := map[string]bool{}
+	for _, id := range c.reread {
+		failed[id] = true // not written: repaired after the commit
+	}
+	var lines []line
+	var gone []string
+	for _, id := range slices.Sorted(maps.Keys(b.upserts)) {
+		if failed[id] {
+			continue
+		}
+		td := normalize.ToolDocument(b.upserts[id])
+		if td == nil {
+			if ix.toolDocs[id] {
+				gone = append(gone, id)
+			}
+			continue
+		}
+		raw, err := json.Marshal(td)
+		if err != nil {
+			ix.toolsPending[id] = true
+			continue
+		}
+		lines = append(lines, line{id: id, raw: raw})
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.deletes)) {
+		if ix.toolDocs[id] {
+			gone = append(gone, id)
+		}
+	}
+	for _, chunk := range chunks(lines, chunkDocs) {
+		c.ops = append(c.ops, &op{kind: opToolAdd, t: ix.st.addTask(ix.tools, ndjson(chunk)), lines: chunk})
+	}
+	if len(gone) > 0 {
+		c.ops = append(c.ops, &op{kind: opToolDelete, t: ix.st.deleteTask(ix.tools, gone), ids: gone})
+	}
+	c.planToolPatches()
+}
+
+// planToolPatches adds one task patching the tool documents of the
+// batch's patched records with the fields they carry.
+func (c *commitRun) planToolPatches() {
+	ix := c.ix
+	var ids []string
+	var patch []map[string]any
+	for _, id := range slices.Sorted(maps.Keys(c.b.patches)) {
+		if !ix.toolDocs[id] {
+			continue
+		}
+		p := map[string]any{}
+		for f, v := range c.b.patches[id] {
+			if normalize.ToolDocField(f) {
+				p[f] = v
+			}
+		}
+		if len(p) == 0 {
+			continue
+		}
+		p[normalize.FieldID] = id
+		ids = append(ids, id)
+		patch = append(patch, p)
+	}
+	if len(patch) > 0 {
+		c.ops = append(c.ops, &op{kind: opToolPatch, t: ix.st.patchTask(ix.tools, patch), ids: ids})
+	}
+}
+
+// settleTools takes a tools index task's outcome: the tool documents it
+// wrote or deleted, or, when it failed, its documents left to repair.
+func (c *commitRun) settleTools(o *op) {
+	ix := c.ix
+	ids := o.ids
+	if o.kind == opToolAdd {
+		ids = make([]string, len(o.lines))
+		for i, l := range o.lines {
+			ids[i] = l.id
+		}
+	}
+	if o.err != nil {
+		c.lastErr = o.err
+		c.fails++
+		for _, id := range ids {
+			ix.toolsPending[id] = true
+		}
+		ix.st.logger.Error("tools index write failed; repairing at the next write", "kind", o.kind, "documents", len(ids), "err", o.err)
+		return
+	}
+	for _, id := range ids {
+		switch o.kind {
+		case opToolAdd:
+			ix.toolDocs[id] = true
+		case opToolDelete:
+			delete(ix.toolDocs, id)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package normalize
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The tools index: a second index beside each records index, holding one
+// document per record whose tools are known (ToolDocument). Its one
+// searchable field is the distinct words of the record's tools (ToolWords);
+// the records index does not search the tools' text, so a search's term
+// sub-queries rank documents without the tools' words, and one more
+// sub-query of the same multi-search, over the tools index, finds the
+// servers whose tools answer a request. A tool document carries its
+// record's filterable fields too, so that the one filter of a search
+// (access, liveness, expiry, type, publisher, ...) applies to it exactly
+// as to its record: ingest writes, patches and deletes the two together.
+// The tool lists stay on the records alone: a search reads those of the
+// results it shows whose tools may name a match.
+
+// ToolsIndex is the uid of the tools index beside the records index index.
+func ToolsIndex(index string) string { return index + "_tools" }
+
+// FieldToolWords is the tools index's searchable field: ToolWords of the
+// record's tools.
+const FieldToolWords = "toolWords"
+
+// ToolWords returns the distinct words (Words) of the ToolText of every
+// tool of ts, in the order they first appear, separated by spaces ("" for
+// none): what the tools index searches, each word once a server. Its
+// length is bounded by the tool list's own bounds.
+func ToolWords(ts *ToolSet) string {
+	if ts == nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	var b strings.Builder
+	for _, t := range ts.Items {
+		for _, w := range Words(ToolText(t)) {
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w)
+		}
+	}
+	return b.String()
+}
+
+// ToolDocField reports whether a tool document carries the record field
+// field (a top-level document member or a dotted path below one): the
+// document's id and identifier and every filterable field.
+func ToolDocField(field string) bool {
+	root, _, _ := strings.Cut(field, ".")
+	return toolDocRoots()[root]
+}
+
+// toolDocRoots are the top-level members a tool document keeps of its
+// record.
+var toolDocRoots = sync.OnceValue(func() map[string]bool {
+	roots := map[string]bool{FieldID: true, FieldIdentifier: true}
+	for _, f := range FilterableFields() {
+		r, _, _ := strings.Cut(f, ".")
+		roots[r] = true
+	}
+	return roots
+})
+
+// ToolDocument returns the tools index document of d: its id, identifier
+// and filterable fields, as d holds them, and the ToolWords of its tools.
+// It returns nil when d lists no tools (a record without tools has no
+// tool document).
+func ToolDocument(d *Document) map[string]json.RawMessage {
+	if d.Tools == nil || len(d.Tools.Items) == 0 {
+		return nil
+	}
+	c := *d
+	c.Vectors = nil
+	raw, err := json.Marshal(&c)
+	if err != nil {
+		return nil
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(raw, &all) != nil {
+		return nil
+	}
+	for k := range all {
+		if !ToolDocField(k) {
+			delete(all, k)
+		}
+	}
+	words, err := json.Marshal(ToolWords(d.Tools))
+	if err != nil {
+		return nil
+	}
+	all[FieldToolWords] = words
+	return all
+}
+
+// ToolSearchableFields returns the tools index's searchable attributes (a
+// copy).
+func ToolSearchableFields() []string { return slices.Clone(toolSearchableFields) }
+
+var toolSearchableFields = []string{FieldToolWords}

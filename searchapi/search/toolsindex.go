@@ -1,0 +1,140 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
+)
+
+// The tools index (normalize.ToolsIndex) beside the engine's index holds
+// the words of the records' tools, searched by one sub-query of each
+// search (searchapi/hybrid), which also reads back the tool words of the
+// servers it finds: they count towards how much of the request a server
+// covers, and tell which results may name a matching tool, whose tool
+// lists alone are then read from the records with the page. ingest creates it; an index written before it
+// existed, or by hand without it, has none until ingest runs on it, and
+// the engine then searches without tools instead of failing.
+
+// toolsRecheck is how long the engine trusts that the tools index is
+// missing before it looks again: short, since ingest creates it as the
+// server starts, and a look is one small request.
+const toolsRecheck = time.Second
+
+// toolsIndex knows whether the tools index exists.
+type toolsIndex struct {
+	uid    string
+	exists atomic.Bool
+	mu     sync.Mutex
+	looked time.Time // when it was last found missing
+}
+
+// toolIndex returns the tools index's uid when it exists, else "".
+func (s *Engine) toolIndex(ctx context.Context) string {
+	t := &s.tools
+	if t.exists.Load() {
+		return t.uid
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.exists.Load() {
+		return t.uid
+	}
+	if !t.looked.IsZero() && s.now().Sub(t.looked) < toolsRecheck {
+		return ""
+	}
+	if _, err := s.cfg.Meili.Index(t.uid).FetchInfoWithContext(ctx); err != nil {
+		t.looked = s.now()
+		return ""
+	}
+	t.exists.Store(true)
+	return t.uid
+}
+
+// toolsGone reports whether err says the tools index does not exist (it
+// was deleted since the engine found it), and if so forgets it.
+func (s *Engine) toolsGone(err error) bool {
+	var me *meilisearch.Error
+	if !errors.As(err, &me) || me.MeilisearchApiError.Code != "index_not_found" || !strings.Contains(me.MeilisearchApiError.Message, s.tools.uid) {
+		return false
+	}
+	t := &s.tools
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.exists.Store(false)
+	t.looked = s.now()
+	s.log.Warn("the tools index is gone; searching without tools", "index", t.uid)
+	return true
+}
+
+// newToolsIndex is the tools index beside index.
+func newToolsIndex(index string) toolsIndex { return toolsIndex{uid: normalize.ToolsIndex(index)} }
+
+// withToolWords returns words with more's entries added (words may be
+// nil).
+func withToolWords(words, more map[string]string) map[string]string {
+	if len(more) == 0 {
+		return words
+	}
+	if words == nil {
+		words = make(map[string]string, len(more))
+	}
+	maps.Copy(words, more)
+	return words
+}
+
+// addToolWords puts on each fetched document the words of its tools that
+// the tools sub-queries read (normalize.FieldToolWords): what scores the
+// document's tools (candidateOf). A document they did not find holds none: its tools hold
+// few of the request's words.
+func addToolWords(byID map[string]meiliHit, words map[string]string) {
+	for id, w := range words {
+		if d, ok := byID[id]; ok {
+			d[normalize.FieldToolWords] = mustJSON(w)
+		}
+	}
+}
+
+// mayNameTools returns the ids whose tool words (words, by identifier)
+// hold enough of the request's words qterms for one of their tools to
+// match (minToolMatch): a tool's words are among its server's, so no
+// other document names a tool, and only the tool lists of these are read.
+func mayNameTools(ids []string, words map[string]string, qterms []string) []string {
+	if len(words) == 0 || len(qterms) == 0 {
+		return nil
+	}
+	var out []string
+	for _, id := range ids {
+		if w := words[id]; w != "" && !slices.Contains(out, id) && termShare(strings.Fields(w), qterms) >= minToolMatch {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// toolLists is the request reading the tool lists of the records of ids
+// under the caller's access (sent with the page fetch).
+func (s *Engine) toolLists(ids []string, access []string) *meilisearch.SearchRequest {
+	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: filter.And(filter.In(normalize.FieldIdentifier, ids), filter.Access(access)).Filter(),
+		Limit: int64(len(ids)), AttributesToRetrieve: []string{normalize.FieldIdentifier, normalize.FieldTools}}
+}
+
+// addToolLists puts on each fetched document its tool list as toolLists
+// read it (hits), for matchTools.
+func addToolLists(byID map[string]meiliHit, hits meilisearch.Hits) {
+	for _, h := range hits {
+		if id, ok := hybrid.String(h[normalize.FieldIdentifier]); ok && byID[id] != nil {
+			byID[id][normalize.FieldTools] = h[normalize.FieldTools]
+		}
+	}
+}
