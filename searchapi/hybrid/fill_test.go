@@ -6,8 +6,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/meilisearch/meilisearch-go"
-
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/query"
@@ -19,18 +17,6 @@ import (
 // hold "visa".
 func fillIndex(t *testing.T) (*meilitest.Server, string) {
 	t.Helper()
-	srv, index := meilitest.Index(t, "hybridfill")
-	task, err := srv.Client.Index(index).UpdateSettings(&meilisearch.Settings{
-		SearchableAttributes: []string{"displayName", "description"},
-		FilterableAttributes: []string{"identifier", "type"},
-		Embedders:            map[string]meilisearch.Embedder{normalize.EmbedderName: {Source: "userProvided", Dimensions: 3}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
-		t.Fatal(err)
-	}
 	var docs []doc
 	for i := range query.SubQueryLimit + 10 {
 		desc := "Answers questions about travel."
@@ -43,14 +29,7 @@ func fillIndex(t *testing.T) (*meilitest.Server, string) {
 	}
 	docs = append(docs, doc{"far", "urn:ai:far.test:agent:airline", "Airline Desk", "Books airline seats.", "mcp",
 		map[string]any{normalize.EmbedderName: []float32{0.5, 1, 0}}})
-	task, err = srv.Client.Index(index).AddDocuments(docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
-		t.Fatal(err)
-	}
-	return srv, index
+	return indexOf(t, "hybridfill", docs)
 }
 
 // TestFillSemantic: a keyword hit past the semantic list's limit is fused

@@ -25,7 +25,23 @@ type doc struct {
 // newIndex builds a small index with a 3-dimension userProvided embedder.
 func newIndex(t *testing.T) (*meilitest.Server, string) {
 	t.Helper()
-	srv, index := meilitest.Index(t, "hybrid")
+	return indexOf(t, "hybrid", []doc{
+		{"a", "urn:ai:a.test:agent:flights", "Flight Booker", "Books airline tickets and compares fares.", "agent",
+			map[string]any{normalize.EmbedderName: [][]float32{{1, 0, 0}, {0.9, 0.1, 0}}}},
+		{"b", "urn:ai:b.test:agent:weather", "Weather Now", "Daily weather forecasts for any city.", "agent",
+			map[string]any{normalize.EmbedderName: []float32{0, 1, 0}}},
+		{"c", "urn:ai:c.test:mcp:hotels", "Hotel Finder", "Finds cheap hotels and compares daily rates.", "mcp",
+			map[string]any{normalize.EmbedderName: []float32{0.6, 0, 0.8}}},
+		{"d", `urn:ai:d.test:agent:quote"d`, "Quote \"Tool\"", "Stock quotes, daily.", "agent",
+			map[string]any{normalize.EmbedderName: nil}},
+	})
+}
+
+// indexOf builds an index named after name holding docs, searchable by
+// name and description, with a 3-dimension userProvided embedder.
+func indexOf(t *testing.T, name string, docs []doc) (*meilitest.Server, string) {
+	t.Helper()
+	srv, index := meilitest.Index(t, name)
 	task, err := srv.Client.Index(index).UpdateSettings(&meilisearch.Settings{
 		SearchableAttributes: []string{"displayName", "description"},
 		FilterableAttributes: []string{"identifier", "type"},
@@ -36,16 +52,6 @@ func newIndex(t *testing.T) (*meilitest.Server, string) {
 	}
 	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
-	}
-	docs := []doc{
-		{"a", "urn:ai:a.test:agent:flights", "Flight Booker", "Books airline tickets and compares fares.", "agent",
-			map[string]any{normalize.EmbedderName: [][]float32{{1, 0, 0}, {0.9, 0.1, 0}}}},
-		{"b", "urn:ai:b.test:agent:weather", "Weather Now", "Daily weather forecasts for any city.", "agent",
-			map[string]any{normalize.EmbedderName: []float32{0, 1, 0}}},
-		{"c", "urn:ai:c.test:mcp:hotels", "Hotel Finder", "Finds cheap hotels and compares daily rates.", "mcp",
-			map[string]any{normalize.EmbedderName: []float32{0.6, 0, 0.8}}},
-		{"d", `urn:ai:d.test:agent:quote"d`, "Quote \"Tool\"", "Stock quotes, daily.", "agent",
-			map[string]any{normalize.EmbedderName: nil}},
 	}
 	task, err = srv.Client.Index(index).AddDocuments(docs, nil)
 	if err != nil {
