@@ -233,8 +233,7 @@ type rankedResult struct {
 func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
-	if err != nil && r.ToolIndex != "" && s.toolsGone(err) {
-		r.ToolIndex = ""
+	if s.dropGoneTools(err, &r) {
 		first, err = hybrid.Search(ctx, s.cfg.Meili, r)
 	}
 	if err != nil {
@@ -330,16 +329,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	present, rest := split(res.Hits, pool)
 	n := present + len(rest)
 	end := min(offset+limit, n)
-	ids := make([]string, 0, len(pool)+limit+1)
-	for _, h := range pool {
-		ids = append(ids, h.ID)
-	}
-	for i := max(offset, present); i < end; i++ {
-		ids = append(ids, rest[i-present].ID)
-	}
-	if present == 0 && len(rest) > 0 && offset > 0 {
-		ids = append(ids, rest[0].ID) // the best result, for the cut-off rule
-	}
+	ids := pageIDs(pool, rest, present, offset, end)
 	qt := normalize.Terms(q.Text) // for evidence and matched tools
 	words := withToolWords(withToolWords(nil, scale.ToolWords), res.ToolWords)
 	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], mayNameTools(ids, words, qt), &out)
@@ -392,6 +382,25 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	return out, nil
 }
 
+// pageIDs returns the identifiers of the documents a page from offset to
+// end needs: the pool's, then those of the page's results past the pool
+// members the request keeps (present of them; rest are its other results,
+// in order), and on a later page with no pool member, the best result, for
+// the cut-off rule.
+func pageIDs(pool, rest []query.Scored, present, offset, end int) []string {
+	ids := make([]string, 0, len(pool)+max(end-offset, 0)+1)
+	for _, h := range pool {
+		ids = append(ids, h.ID)
+	}
+	for i := max(offset, present); i < end; i++ {
+		ids = append(ids, rest[i-present].ID)
+	}
+	if present == 0 && len(rest) > 0 && offset > 0 {
+		ids = append(ids, rest[0].ID)
+	}
+	return ids
+}
+
 // scaled returns the fused ranking of q (at least its first n results) and
 // the ranking its scores are on: the same one when q has no filters of its
 // own; otherwise the ranking under the base filter alone, whose document
@@ -409,8 +418,7 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	// reaches past them, apart.
 	base.Limit, plan.Limit = 0, 0
 	bfirst, first, err := hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
-	if err != nil && plan.ToolIndex != "" && s.toolsGone(err) {
-		base.ToolIndex, plan.ToolIndex = "", ""
+	if s.dropGoneTools(err, &base, &plan) {
 		bfirst, first, err = hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
 	}
 	if err != nil {

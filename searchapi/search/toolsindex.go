@@ -22,9 +22,10 @@ import (
 // search (searchapi/hybrid), which also reads back the tool words of the
 // servers it finds: they count towards how much of the request a server
 // covers, and tell which results may name a matching tool, whose tool
-// lists alone are then read from the records with the page. ingest creates it; an index written before it
-// existed, or by hand without it, has none until ingest runs on it, and
-// the engine then searches without tools instead of failing.
+// lists alone are then read from the records with the page. ingest creates
+// it; an index written before it existed, or by hand without it, has none
+// until ingest runs on it, and the engine then searches without tools
+// instead of failing.
 
 // toolsRecheck is how long the engine trusts that the tools index is
 // missing before it looks again: short, since ingest creates it as the
@@ -61,6 +62,19 @@ func (s *Engine) toolIndex(ctx context.Context) string {
 	return t.uid
 }
 
+// dropGoneTools reports whether err says the tools index that reqs search
+// is gone (toolsGone), and if so takes it off reqs, for the caller to send
+// them again without it. reqs search the same tools index.
+func (s *Engine) dropGoneTools(err error, reqs ...*hybrid.Request) bool {
+	if err == nil || reqs[0].ToolIndex == "" || !s.toolsGone(err) {
+		return false
+	}
+	for _, r := range reqs {
+		r.ToolIndex = ""
+	}
+	return true
+}
+
 // toolsGone reports whether err says the tools index does not exist (it
 // was deleted since the engine found it), and if so forgets it.
 func (s *Engine) toolsGone(err error) bool {
@@ -95,8 +109,8 @@ func withToolWords(words, more map[string]string) map[string]string {
 
 // addToolWords puts on each fetched document the words of its tools that
 // the tools sub-queries read (normalize.FieldToolWords): what scores the
-// document's tools (candidateOf). A document they did not find holds none: its tools hold
-// few of the request's words.
+// document's tools (candidateOf). A document they did not find holds none:
+// its tools hold few of the request's words.
 func addToolWords(byID map[string]meiliHit, words map[string]string) {
 	for id, w := range words {
 		if d, ok := byID[id]; ok {
