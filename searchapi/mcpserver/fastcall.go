@@ -177,7 +177,7 @@ type wireMessage struct {
 const sdkMaxDepth = 1000
 
 // readCall returns the id and params of body when it is one JSON-RPC
-// tools/call request with params, read as refusal and the SDK read it
+// tools/call request with params, read as the SDK reads it
 // (jsonrpc.DecodeMessage, without the 32 KiB buffer its reader takes for
 // each decoding).
 func readCall(body []byte) (jsonrpc.ID, json.RawMessage, bool) {

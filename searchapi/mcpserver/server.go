@@ -1,13 +1,13 @@
 // Package mcpserver is Agent Finder's MCP server (Agent Finder §7.3): the
-// tools search, get_agent and explore, built with the official MCP Go SDK,
-// answering from a Backend. It is the MCP door of the server: NewDoor
+// tools search, get_agent, explore and find_tool, built with the official
+// MCP Go SDK, answering from a Backend. It is the MCP door of the server: NewDoor
 // serves them on POST /mcp with the search engine (searchapi/search) as the
 // Backend, a tool call answered by a fast path in front of the SDK's
-// handler as the SDK would answer it (fastcall.go); `agentfinder mcp` serves them over stdio with a registry's HTTP
-// API (Remote) as the Backend. The package holds no search logic: a tool
-// call becomes the API request it stands for, and the API's answer becomes
-// the tool result. It imports the engine and searchapi/door only, never
-// another door.
+// handler as the SDK would answer it (fastcall.go); `agentfinder mcp`
+// serves them over stdio with a registry's HTTP API (Remote) as the
+// Backend. The package holds no search logic: a tool call becomes the API
+// request it stands for, and the API's answer becomes the tool result. It
+// imports the engine and searchapi/door only, never another door.
 package mcpserver
 
 import (
@@ -50,6 +50,7 @@ type Error struct {
 	CorrelationID string `json:"correlationId,omitempty"`
 }
 
+// Error returns the error's code and message.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // Options configure New. The zero value is usable.
