@@ -171,3 +171,51 @@ func TestToolsIndexFilters(t *testing.T) {
 		t.Errorf("hr: the expired server is found by its tool: %v", ids)
 	}
 }
+
+// TestToolsIndexGone: a tools index deleted after the engine found it
+// costs a search nothing but its tools: the search that meets it gone,
+// unfiltered (one fused search) or filtered (the filtered and the base
+// search together), answers again without it instead of failing.
+func TestToolsIndexGone(t *testing.T) {
+	const text = "parse zebrafinch invoices"
+	srv := toolServer("agent.test", "zebrafinch_invoice_agent", "Parse zebrafinch invoices by chat.", nil)
+	eng := toolsEngine(t, []normalize.Record{srv})
+	filtered, err := New(eng.cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unfilteredBody := fmt.Sprintf(`{"query":{"text":%q,"federation":"none"},"pageSize":10,"minScore":0}`, text)
+	filteredBody := fmt.Sprintf(`{"query":{"text":%q,"federation":"none","publisher":"agent.test"},"pageSize":10,"minScore":0}`, text)
+	want := srv.Identifier + "/zebrafinch_invoice_agent"
+	for _, c := range []struct {
+		name string
+		eng  *Engine
+		body string
+	}{{"unfiltered", eng, unfilteredBody}, {"filtered", filtered, filteredBody}} {
+		if _, named := toolAnswer(t, c.eng, c.body, nil); !slices.Contains(named, want) {
+			t.Fatalf("%s, before: the tool is not named (%v): the engine did not search the tools index", c.name, named)
+		}
+	}
+
+	ms := meilitest.Connect(t)
+	task, err := ms.Client.DeleteIndex(normalize.ToolsIndex(eng.cfg.Index))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(ms.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		eng  *Engine
+		body string
+	}{{"unfiltered", eng, unfilteredBody}, {"filtered", filtered, filteredBody}} {
+		// toolAnswer fails the test when the search fails.
+		if _, named := toolAnswer(t, c.eng, c.body, nil); slices.Contains(named, want) {
+			t.Errorf("%s, after: the tool is named (%v) with its tools index gone", c.name, named)
+		}
+		if c.eng.tools.exists.Load() {
+			t.Errorf("%s, after: the engine still takes the tools index for present", c.name)
+		}
+	}
+}
