@@ -71,6 +71,29 @@ func (r Request) toolHits(results []meilisearch.SearchResponse, tr []query.TermR
 		return nil, fmt.Errorf("%w: %d tools answers", ErrBadResponse, len(results))
 	}
 	found := map[string]string{}
+	at := hitPlaces(tr)
+	for _, res := range results {
+		for _, h := range res.Hits {
+			id, ok := String(h[r.IDField])
+			if !ok {
+				return nil, fmt.Errorf("%w: tool hit without a string %s", ErrBadResponse, r.IDField)
+			}
+			if _, dup := found[id]; dup {
+				continue // found by both queries
+			}
+			if want != nil && !preferred[id] && holdsAny(h[r.Prefer.Field], want) {
+				preferred[id] = true
+			}
+			words, _ := String(h[normalize.FieldToolWords])
+			found[id] = words
+			r.addToolHit(id, strings.Fields(words), tr, termDocs, at)
+		}
+	}
+	return found, nil
+}
+
+// hitPlaces returns, for each term result of tr, its hits' places by ID.
+func hitPlaces(tr []query.TermResult) []map[string]int {
 	at := make([]map[string]int, len(tr))
 	for i := range tr {
 		at[i] = make(map[string]int, len(tr[i].Hits))
@@ -78,39 +101,28 @@ func (r Request) toolHits(results []meilisearch.SearchResponse, tr []query.TermR
 			at[i][h.ID] = j
 		}
 	}
-	var hits meilisearch.Hits
-	for _, res := range results {
-		hits = append(hits, res.Hits...)
+	return at
+}
+
+// addToolHit makes the server id, whose tools hold the words held, a hit
+// of each term's sub-query whose term they hold, counted among the
+// documents holding it: a hit of its own text keeps its score when higher
+// than toolTermScore. at holds the hits' places (hitPlaces), kept up to
+// date.
+func (r Request) addToolHit(id string, held []string, tr []query.TermResult, termDocs []int, at []map[string]int) {
+	for i, term := range r.Terms {
+		if !HoldsTerm(held, term) {
+			continue
+		}
+		tr[i].TotalHits++
+		termDocs[i] = tr[i].TotalHits
+		if j, ok := at[i][id]; ok {
+			tr[i].Hits[j].Score = max(tr[i].Hits[j].Score, toolTermScore)
+			continue
+		}
+		at[i][id] = len(tr[i].Hits)
+		tr[i].Hits = append(tr[i].Hits, query.Hit{ID: id, Score: toolTermScore})
 	}
-	for _, h := range hits {
-		id, ok := String(h[r.IDField])
-		if !ok {
-			return nil, fmt.Errorf("%w: tool hit without a string %s", ErrBadResponse, r.IDField)
-		}
-		if _, dup := found[id]; dup {
-			continue // found by both queries
-		}
-		if want != nil && !preferred[id] && holdsAny(h[r.Prefer.Field], want) {
-			preferred[id] = true
-		}
-		words, _ := String(h[normalize.FieldToolWords])
-		found[id] = words
-		held := strings.Fields(words)
-		for i, term := range r.Terms {
-			if !HoldsTerm(held, term) {
-				continue
-			}
-			tr[i].TotalHits++
-			termDocs[i] = tr[i].TotalHits
-			if j, ok := at[i][id]; ok {
-				tr[i].Hits[j].Score = max(tr[i].Hits[j].Score, toolTermScore)
-				continue
-			}
-			at[i][id] = len(tr[i].Hits)
-			tr[i].Hits = append(tr[i].Hits, query.Hit{ID: id, Score: toolTermScore})
-		}
-	}
-	return found, nil
 }
 
 // HoldsTerm reports whether words hold term: equal, or one the other's

@@ -261,7 +261,7 @@ func (m *Model) laterUtility(pool []Candidate, rk *Ranking) []float64 {
 		return later
 	}
 	for i := range later {
-		later[i] += m.Agreement * rk.sides.agreement(&pool[i])
+		later[i] = m.withAgreement(later[i], rk.sides, &pool[i])
 	}
 	for i := range later {
 		if i != rk.top {
@@ -269,6 +269,13 @@ func (m *Model) laterUtility(pool []Candidate, rk *Ranking) []float64 {
 		}
 	}
 	return later
+}
+
+// withAgreement is a candidate's utility u raised by Agreement times its
+// agreement among s: what a later result's score is measured by, before it
+// is held to the first's.
+func (m *Model) withAgreement(u float64, s sides, c *Candidate) float64 {
+	return u + m.Agreement*s.agreement(c)
 }
 
 // confidenceFeatures describes the request and its best candidate in
@@ -315,8 +322,7 @@ func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
 	w := wordsOf(c)
 	f := candidateFeatures(r, c, rk.idf, w)
 	f[rTextCover] /= lengthNorm(m.LengthNorm, w.count(), rk.meanWords)
-	u := dot(m.Ranker[:], f[:]) + m.Agreement*rk.sides.agreement(c)
-	u = math.Min(u, rk.topUtility)
+	u := math.Min(m.withAgreement(dot(m.Ranker[:], f[:]), rk.sides, c), rk.topUtility)
 	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
 }
 
