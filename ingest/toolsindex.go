@@ -65,10 +65,7 @@ var noPrefixSearch = "disabled"
 
 // setupTools creates the tools index when missing, applies its settings,
 // reads which records it holds, and brings it in step with the records
-// index: tool documents are written for records with tools that have none
-// (an index from before the tools index, or a crash between two writes),
-// deleted for records gone or without tools, and rewritten for records
-// setup stamped (stamped: their health or alias keys changed).
+// index (toolsOutOfStep).
 func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stamped []string) error {
 	if err := ix.st.ensureIndex(ctx, ix.tools); err != nil {
 		return err
@@ -76,7 +73,20 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stam
 	if _, err := ix.st.applySettings(ctx, ix.tools, ToolsIndexSettings(), "", nil); err != nil {
 		return err
 	}
-	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID}, nil, func(raw []byte) error {
+	if err := ix.loadToolDocs(ctx); err != nil {
+		return err
+	}
+	sync := ix.toolsOutOfStep(toolful, stamped)
+	if len(sync) > 0 {
+		ix.st.logger.Info("bringing the tools index in step", "index", ix.tools, "documents", len(sync))
+	}
+	return ix.syncTools(ctx, sync)
+}
+
+// loadToolDocs reads the ids of the tools index's documents into
+// ix.toolDocs.
+func (ix *Indexer) loadToolDocs(ctx context.Context) error {
+	return ix.st.scan(ctx, ix.tools, []string{normalize.FieldID}, nil, func(raw []byte) error {
 		var d struct {
 			ID string `json:"id"`
 		}
@@ -86,9 +96,14 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stam
 		ix.toolDocs[d.ID] = true
 		return nil
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// toolsOutOfStep returns, sorted, the ids whose tool documents are not
+// what the records index holds: records with tools (toolful) that have
+// none (an index from before the tools index, or a crash between two
+// writes), tool documents of records gone or without tools, and those of
+// records setup stamped (stamped: their health or alias keys changed).
+func (ix *Indexer) toolsOutOfStep(toolful map[string]bool, stamped []string) []string {
 	sync := map[string]bool{}
 	for id := range toolful {
 		if !ix.toolDocs[id] {
@@ -105,10 +120,7 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stam
 			sync[id] = true
 		}
 	}
-	if len(sync) > 0 {
-		ix.st.logger.Info("bringing the tools index in step", "index", ix.tools, "documents", len(sync))
-	}
-	return ix.syncTools(ctx, slices.Sorted(maps.Keys(sync)))
+	return slices.Sorted(maps.Keys(sync))
 }
 
 // syncTools makes the tool documents of ids what the records index holds:
