@@ -16,13 +16,16 @@
 // index (the words of the servers' tools, toolsindex.go), where a server
 // found counts as holding the terms its tools hold; searchapi/hybrid
 // fuses those sub-queries into one order (keyword share 1 -
-// SemanticRatio), a preferred tag multiplying an entry's fused score by
-// 1.5 for the order only. The first 30 fused
-// results, the pool, are then re-ordered and scored together by the
-// relevance model (searchapi/score): each candidate's keyword and semantic
-// components, how many of the request's terms its name and text cover
-// (rarer terms weigh more) and how much the request resembles small talk
-// give a calibrated 0-100 score. A result past the pool keeps its fused
+// SemanticRatio; a term hit the vector query's list left out gets its
+// similarity from one more vector query when it could rank high), a
+// preferred tag multiplying an entry's fused score by 1.5 for the order
+// only. The first 30 fused results, the pool, are then re-ordered and
+// scored together by the relevance model (searchapi/score): each
+// candidate's keyword and semantic components, how many of the request's
+// terms its name and text cover (rarer terms weigh more) and how much the
+// request resembles small talk give a calibrated 0-100 score; a later
+// result's score also counts how high both sides of the fused search
+// place it (score.Model.Agreement). A result past the pool keeps its fused
 // place and never scores above the pool's lowest, so scores fall down the
 // ranking and every page slices the same sequence. Results below the
 // cut-off (the Query's MinScore, else Config.MinScore, else the model's)
