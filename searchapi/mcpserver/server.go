@@ -88,11 +88,17 @@ func newServer(b Backend, opts Options) *server {
 		calls: map[string]toolCall{},
 	}
 	t := &tools{b: b, observe: opts.Observe}
-	s.add(searchTool(), typedCall(searchTool(), t.search))
-	s.add(getAgentTool(), typedCall(getAgentTool(), t.getAgent))
-	s.add(exploreTool(), typedCall(exploreTool(), t.explore))
-	s.add(findToolTool(), typedCall(findToolTool(), t.findTool))
+	addTyped(s, searchTool(), t.search)
+	addTyped(s, getAgentTool(), t.getAgent)
+	addTyped(s, exploreTool(), t.explore)
+	addTyped(s, findToolTool(), t.findTool)
 	return s
+}
+
+// addTyped adds tool to s, answered by h with its arguments checked and
+// decoded as an In (typedCall).
+func addTyped[In any](s *server, tool *mcp.Tool, h func(context.Context, In) *mcp.CallToolResult) {
+	s.add(tool, typedCall(tool, h))
 }
 
 // add adds tool, answered by call.
