@@ -310,6 +310,14 @@ func TestNoTraceOfHiddenCatalog(t *testing.T) {
 		return a.status == http.StatusOK && rec.Identifier == orgChart, fmt.Sprintf("%d %.300s", a.status, a.body)
 	})
 
+	// The hidden server's tool document is written in the same commit as
+	// its record but indexed after it, in the tools index: the tool doors
+	// find it a moment after the records are there.
+	e.waitFor("hr's hidden tool in the tools index", 60*time.Second, func() (bool, string) {
+		a := hr.do("GET", "/tools?q="+url.QueryEscape("payroll invoices"), nil, nil)
+		return hiddenTrace.MatchString(a.body), fmt.Sprintf("%d %.300s", a.status, a.body)
+	})
+
 	// The traces are there for the group.
 	for _, door := range []string{"POST /search none", "GET /agents", "GET /agents/{id} hidden", "GET /agents/{alias} hidden", "MCP get_agent", "MCP get_agent alias", "xu POST /discover", "MCP Registry API list", "MCP Registry API by name",
 		"GET /tools", "MCP find_tool"} {
