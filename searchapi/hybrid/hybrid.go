@@ -64,8 +64,8 @@ type Request struct {
 	// ToolIndex is the tools index beside Index (normalize.ToolsIndex),
 	// "" for none: the terms are searched there too, under Filter, and a
 	// server whose tools hold a term counts as a hit of that term's
-	// sub-query (toolhits.go). Index's own sub-queries do not
-	// search the tools' text.
+	// sub-query (toolhits.go). Index's own sub-queries do not search the
+	// tools' text.
 	ToolIndex string
 	// Counts, when set, are the document counts terms are weighed by
 	// (idf) instead of those under Filter: a filtered search given the

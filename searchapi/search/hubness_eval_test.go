@@ -46,7 +46,7 @@ func TestHubnessEval(t *testing.T) {
 		}
 	})
 	samples := map[string][][]float32{
-		"small talk": embedAll(t, m, slicesValues(score.SmallTalk)),
+		"small talk": embedAll(t, m, slices.Values(score.SmallTalk)),
 		"terse(set)": embedAll(t, m, terseTexts(set, 200)),
 	}
 	for _, world := range []string{"set alone", "with distractors"} {
@@ -96,16 +96,6 @@ func TestHubnessEval(t *testing.T) {
 					}
 					report(world, fmt.Sprintf("%s k%d λ%.2f", name, k, lambda), qs, lists)
 				}
-			}
-		}
-	}
-}
-
-func slicesValues(s []string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for _, v := range s {
-			if !yield(v) {
-				return
 			}
 		}
 	}
@@ -174,7 +164,7 @@ func TestHubnessDump(t *testing.T) {
 	}
 	w := embedWorld(t, envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance"))
 	m, ids, inSet, docs := w.model, w.ids, w.inSet, w.docs
-	talk := embedAll(t, m, slicesValues(score.SmallTalk))
+	talk := embedAll(t, m, slices.Values(score.SmallTalk))
 	dump := map[string]map[string]map[string]float64{}
 	near := map[string]map[string][]string{}
 	for _, world := range []string{"set", "all"} {
