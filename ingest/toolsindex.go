@@ -136,7 +136,11 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return err
 			}
-			if td := normalize.ToolDocument(&d); td != nil {
+			td, err := normalize.ToolDocument(&d)
+			if err != nil {
+				return err
+			}
+			if td != nil {
 				b, err := json.Marshal(td)
 				if err != nil {
 					return err
@@ -214,7 +218,11 @@ func (c *commitRun) planTools() {
 		if failed[id] {
 			continue
 		}
-		td := normalize.ToolDocument(b.upserts[id])
+		td, err := normalize.ToolDocument(b.upserts[id])
+		if err != nil {
+			ix.toolsPending[id] = true // its tool document kept; repaired after the commit
+			continue
+		}
 		if td == nil {
 			if ix.toolDocs[id] {
 				gone = append(gone, id)

@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -73,21 +74,22 @@ var toolDocRoots = sync.OnceValue(func() map[string]bool {
 
 // ToolDocument returns the tools index document of d: its id, identifier
 // and filterable fields, as d holds them, and the ToolWords of its tools.
-// It returns nil when d lists no tools (a record without tools has no
-// tool document).
-func ToolDocument(d *Document) map[string]json.RawMessage {
+// It returns nil and no error when d lists no tools (a record without tools
+// has no tool document), and an error when d cannot be encoded: the caller
+// then keeps the tool document it has rather than reading "no tools".
+func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 	if d.Tools == nil || len(d.Tools.Items) == 0 {
-		return nil
+		return nil, nil
 	}
 	c := *d
 	c.Vectors = nil
 	raw, err := json.Marshal(&c)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	var all map[string]json.RawMessage
-	if json.Unmarshal(raw, &all) != nil {
-		return nil
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	for k := range all {
 		if !ToolDocField(k) {
@@ -96,10 +98,10 @@ func ToolDocument(d *Document) map[string]json.RawMessage {
 	}
 	words, err := json.Marshal(ToolWords(d.Tools))
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	all[FieldToolWords] = words
-	return all
+	return all, nil
 }
 
 // ToolSearchableFields returns the tools index's searchable attributes (a

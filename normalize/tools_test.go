@@ -100,7 +100,10 @@ func TestToolWords(t *testing.T) {
 		t.Errorf("ToolWords(nil) = %q", got)
 	}
 	d := NewDocument(Record{Identifier: "urn:ai:x.example:mcp:a", Type: TypeMCP, Description: "not in the tool document", Tools: ts}, time.Now())
-	td := ToolDocument(&d)
+	td, err := ToolDocument(&d)
+	if err != nil {
+		t.Fatalf("ToolDocument: %v", err)
+	}
 	if string(td[FieldToolWords]) != `"pdf to markdown convert a ocr read the text of scanned"` || td[FieldIdentifier] == nil || td[FieldType] == nil {
 		t.Errorf("tool document %v: want its words, identifier and filterable fields", td)
 	}
@@ -108,7 +111,7 @@ func TestToolWords(t *testing.T) {
 		t.Errorf("tool document %v carries fields nothing searches or filters", td)
 	}
 	d.Tools = &ToolSet{}
-	if td := ToolDocument(&d); td != nil {
-		t.Errorf("a record without tools has a tool document %v", td)
+	if td, err := ToolDocument(&d); td != nil || err != nil {
+		t.Errorf("a record without tools has a tool document %v (err %v)", td, err)
 	}
 }

@@ -258,7 +258,11 @@ func toolBenchIndex(b *testing.B, prefix string, docs []normalize.Document, with
 		benchAdd(b, ms, name, part)
 		var tds []map[string]json.RawMessage
 		for j := range part {
-			if td := normalize.ToolDocument(&part[j]); td != nil {
+			td, err := normalize.ToolDocument(&part[j])
+			if err != nil {
+				b.Fatal(err)
+			}
+			if td != nil {
 				tds = append(tds, td)
 			}
 		}
