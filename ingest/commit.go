@@ -49,7 +49,7 @@ type op struct {
 	kind  opKind
 	t     *task
 	lines []line   // add
-	ids   []string // delete, flags (patches of stale and lostClaims)
+	ids   []string // delete, flags (patches of stale and lostClaims), tools index tasks
 	srcs  []*source
 	err   error
 }

@@ -242,7 +242,11 @@ func (c *commitRun) planTools() {
 		}
 	}
 	for _, chunk := range chunks(lines, chunkDocs) {
-		c.ops = append(c.ops, &op{kind: opToolAdd, t: ix.st.addTask(ix.tools, ndjson(chunk)), lines: chunk})
+		ids := make([]string, len(chunk))
+		for i, l := range chunk {
+			ids[i] = l.id
+		}
+		c.ops = append(c.ops, &op{kind: opToolAdd, t: ix.st.addTask(ix.tools, ndjson(chunk)), ids: ids})
 	}
 	if len(gone) > 0 {
 		c.ops = append(c.ops, &op{kind: opToolDelete, t: ix.st.deleteTask(ix.tools, gone), ids: gone})
@@ -281,14 +285,7 @@ func (c *commitRun) planToolPatches() {
 // settleTools takes a tools index task's outcome: the tool documents it
 // wrote or deleted, or, when it failed, its documents left to repair.
 func (c *commitRun) settleTools(o *op) {
-	ix := c.ix
-	ids := o.ids
-	if o.kind == opToolAdd {
-		ids = make([]string, len(o.lines))
-		for i, l := range o.lines {
-			ids[i] = l.id
-		}
-	}
+	ix, ids := c.ix, o.ids
 	if o.err != nil {
 		c.lastErr = o.err
 		c.fails++
