@@ -340,14 +340,7 @@ func TestSettingsAppliedOnce(t *testing.T) {
 	if len(s.Embedders) != 0 {
 		t.Fatalf("embedders without an Embedder: %v", s.Embedders)
 	}
-	before := e.tasks()
-	if err := e.ix.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.open(Config{})
-	if after := e.tasks(); after != before {
-		t.Fatalf("second start enqueued %d tasks, want 0", after-before)
-	}
+	e.reopenWithoutTasks(Config{})
 }
 
 func TestEmbeddings(t *testing.T) {
