@@ -73,9 +73,6 @@ const (
 // serveHTTP is the door's handler over s: the SDK's (Handler) with the
 // fast path in front of it.
 func serveHTTP(s *server, opts HTTPOptions) http.Handler {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 64 << 10
-	}
 	meta, err := json.Marshal(map[string]any{metaServerInfo: s.impl})
 	if err != nil {
 		panic("mcpserver: server info: " + err.Error())
@@ -87,7 +84,7 @@ func serveHTTP(s *server, opts HTTPOptions) http.Handler {
 		meta:     meta,
 		versions: map[string]bool{},
 		guard:    !opts.AllowAnyHost,
-		maxBody:  opts.MaxBodyBytes,
+		maxBody:  opts.maxBody(),
 	}
 	for _, v := range mcp.SupportedProtocolVersions() {
 		f.versions[v] = true

@@ -118,20 +118,26 @@ type HTTPOptions struct {
 	AllowAnyHost bool
 }
 
+// maxBody is the bound on a request body: MaxBodyBytes, 64 KiB when unset.
+func (o HTTPOptions) maxBody() int64 {
+	if o.MaxBodyBytes <= 0 {
+		return 64 << 10
+	}
+	return o.MaxBodyBytes
+}
+
 // Handler serves srv over streamable HTTP, stateless (no session between
 // calls) with JSON responses instead of event streams. A body that is not
 // one JSON-RPC message (a batch among them) is answered 400 with a
 // JSON-RPC error: one HTTP request is one call.
 func Handler(srv *mcp.Server, opts HTTPOptions) http.Handler {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 64 << 10
-	}
+	maxBody := opts.maxBody()
 	return refuseMalformed(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,
-		MaxRequestBodyBytes:        opts.MaxBodyBytes,
+		MaxRequestBodyBytes:        maxBody,
 		DisableLocalhostProtection: opts.AllowAnyHost,
-	}), opts.MaxBodyBytes)
+	}), maxBody)
 }
 
 // tools are the tool handlers over one Backend.
