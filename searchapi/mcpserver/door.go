@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -150,16 +149,9 @@ func (d *Door) Routes() []door.Route {
 	}}}
 }
 
-// loopbackURL reports whether u's host is localhost or a loopback address.
+// loopbackURL reports whether u's host is localhost or a loopback address
+// (the test the SDK's guard makes of a Host header, sdkLoopback).
 func loopbackURL(u string) bool {
 	pu, err := url.Parse(u)
-	if err != nil {
-		return false
-	}
-	h := pu.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && sdkLoopback(pu.Host)
 }
