@@ -392,43 +392,45 @@ func benchIndex(b *testing.B, prefix string, n int, seed uint64, mark func(j int
 // header when auth is set, and reads the answer through; any status but
 // 200 is an error.
 func postSearch(ctx context.Context, client *http.Client, base, auth string, body []byte) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/search", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	return readThrough(client, req)
+	return readInto(client, searchRequest(ctx, base, auth, body), nil)
 }
 
 // postSearchDecoded posts body to base's POST /search and decodes the
 // answer into v, as a client that uses the answer does; any status but 200
 // is an error.
 func postSearchDecoded(ctx context.Context, client *http.Client, base string, body []byte, v any) error {
+	return readInto(client, searchRequest(ctx, base, "", body), v)
+}
+
+// searchRequest is POST /search of body at base, with an Authorization
+// header when auth is set.
+func searchRequest(ctx context.Context, base, auth string, body []byte) *http.Request {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/search", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: status %d", req.URL, resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body) // the rest, so the connection is kept
-	return err
+	return req
 }
 
 // readThrough sends req and reads the answer through; any status but 200
 // is an error.
-func readThrough(client *http.Client, req *http.Request) error {
+func readThrough(client *http.Client, req *http.Request) error { return readInto(client, req, nil) }
+
+// readInto sends req, decodes a 200 answer into v (when v is not nil) and
+// reads the rest through, so the connection is kept; any status but 200 is
+// an error.
+func readInto(client *http.Client, req *http.Request, v any) error {
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK && v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			return err
+		}
+	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return err
 	}
