@@ -168,7 +168,7 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := map[string]any{"id": normalize.DocID(b), "identifier": b, normalize.FieldToolWords: "ghost"}
-	task, err = tools.AddDocuments([]map[string]any{orphan}, &meilisearch.DocumentOptions{PrimaryKey: ptrTo("id")})
+	task, err = tools.AddDocuments([]map[string]any{orphan}, &meilisearch.DocumentOptions{PrimaryKey: new("id")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,6 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Errorf("%s lists no tools but its orphan tool document stays after start: %+v", b, d)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // flush waits until everything queued is written.
 func (e *env) flush() {

@@ -130,12 +130,8 @@ func nearest(t *testing.T, e *env, emb *hashEmbedder, text string) {
 
 func waitTask(t *testing.T, c meilisearch.ServiceManager, uid int64) {
 	t.Helper()
-	task, err := c.WaitForTaskWithContext(t.Context(), uid, 20*time.Millisecond)
-	if err != nil {
+	if err := meilitest.Wait(c, uid); err != nil {
 		t.Fatal(err)
-	}
-	if task.Status != meilisearch.TaskStatusSucceeded {
-		t.Fatalf("task %d: %s %+v", uid, task.Status, task.Error)
 	}
 }
 
