@@ -293,7 +293,7 @@ var reservedFields = [3]string{"reserved1", "reserved2", "reserved3"}
 // no document holds (tests that index with fewer attributes leave them
 // out).
 func ReservedField(field string) bool {
-	return field == reservedFields[0] || field == reservedFields[1] || field == reservedFields[2]
+	return slices.Contains(reservedFields[:], field)
 }
 
 // SearchableFields returns the index's searchable attributes in ranking
