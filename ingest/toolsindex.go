@@ -125,12 +125,14 @@ func (ix *Indexer) toolsOutOfStep(toolful map[string]bool, stamped []string) []s
 
 // syncTools makes the tool documents of ids what the records index holds:
 // each record's tool document is written again from the stored record, and
-// those of records gone or without tools are deleted.
+// those of records gone or without tools are deleted. A record whose tool
+// document cannot be built (normalize.ToolDocument's error) keeps the one
+// the tools index has, and is logged.
 func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += chunkDocs {
 		part := ids[start:min(start+chunkDocs, len(ids))]
 		var lines []line
-		have := map[string]bool{}
+		keep := map[string]bool{} // not to delete
 		err := ix.st.scan(ctx, ix.index, nil, part, func(raw []byte) error {
 			var d normalize.Document
 			if err := json.Unmarshal(raw, &d); err != nil {
@@ -138,7 +140,10 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 			}
 			td, err := normalize.ToolDocument(&d)
 			if err != nil {
-				return err
+				// Its siblings are repaired; its tool document stays as it is.
+				ix.st.logger.Error("tool document not rebuilt; the tools index keeps it", "id", d.ID, "err", err)
+				keep[d.ID] = true
+				return nil
 			}
 			if td != nil {
 				b, err := json.Marshal(td)
@@ -146,7 +151,7 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 					return err
 				}
 				lines = append(lines, line{id: d.ID, raw: b})
-				have[d.ID] = true
+				keep[d.ID] = true
 			}
 			return nil
 		})
@@ -158,7 +163,7 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 		}
 		var gone []string
 		for _, id := range part {
-			if !have[id] {
+			if !keep[id] {
 				gone = append(gone, id)
 			}
 		}

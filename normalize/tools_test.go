@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -109,6 +110,11 @@ func TestToolWords(t *testing.T) {
 	}
 	if td["description"] != nil || td[FieldTools] != nil {
 		t.Errorf("tool document %v carries fields nothing searches or filters", td)
+	}
+	bad := d
+	bad.Data = json.RawMessage("{")
+	if td, err := ToolDocument(&bad); td != nil || err == nil {
+		t.Errorf("a record that cannot be encoded: tool document %v, err %v; want nil and an error (not read as 'no tools')", td, err)
 	}
 	d.Tools = &ToolSet{}
 	if td, err := ToolDocument(&d); td != nil || err != nil {
