@@ -117,8 +117,9 @@ func (c *clusterRig) caughtUp(which ...int) {
 	end := info.State.LastSeq
 	for _, i := range which {
 		rep := c.reps[i]
+		direct := meili.New(rep.URL, rep.APIKey)
 		deadline := time.Now().Add(60 * time.Second)
-		for !c.settled(rep, end) {
+		for !c.settled(rep, direct, end) {
 			if time.Now().After(deadline) {
 				c.t.Fatalf("replica %s did not apply the log up to %d within 60s", rep.Name, end)
 			}
@@ -127,9 +128,9 @@ func (c *clusterRig) caughtUp(which ...int) {
 	}
 }
 
-// settled reports whether rep's applier reported end and rep has no task
-// enqueued or processing.
-func (c *clusterRig) settled(rep replica.Replica, end uint64) bool {
+// settled reports whether rep's applier reported end and rep (read with
+// direct) has no task enqueued or processing.
+func (c *clusterRig) settled(rep replica.Replica, direct *meili.Client, end uint64) bool {
 	e, err := c.progress.Get(c.t.Context(), rep.Name)
 	if err != nil {
 		return false
@@ -137,7 +138,7 @@ func (c *clusterRig) settled(rep replica.Replica, end uint64) bool {
 	if seq, err := strconv.ParseUint(string(e.Value()), 10, 64); err != nil || seq < end {
 		return false
 	}
-	res, err := meili.New(rep.URL, rep.APIKey).GetTasksWithContext(c.t.Context(), &meilisearch.TasksQuery{
+	res, err := direct.GetTasksWithContext(c.t.Context(), &meilisearch.TasksQuery{
 		Statuses: []meilisearch.TaskStatus{meilisearch.TaskStatusEnqueued, meilisearch.TaskStatusProcessing}, Limit: 1})
 	return err == nil && res.Total == 0
 }
