@@ -103,9 +103,9 @@ func meiliUnavailable(err error) bool {
 		if me.StatusCode >= 500 {
 			return true
 		}
-		if me.MeilisearchApiError.Code == "index_not_found" {
-			return true // ingest has not created the index yet
-		}
+	}
+	if indexNotFound(err) {
+		return true // ingest has not created the index yet
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {
@@ -120,4 +120,11 @@ func meiliUnavailable(err error) bool {
 func noEmbedder(err error) bool {
 	var me *meilisearch.Error
 	return errors.As(err, &me) && me.MeilisearchApiError.Code == "invalid_search_embedder"
+}
+
+// indexNotFound reports whether err is Meilisearch answering that an index
+// the request names does not exist.
+func indexNotFound(err error) bool {
+	var me *meilisearch.Error
+	return errors.As(err, &me) && me.MeilisearchApiError.Code == "index_not_found"
 }

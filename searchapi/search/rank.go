@@ -233,7 +233,7 @@ type rankedResult struct {
 func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
-	if s.dropGoneTools(err, &r) {
+	if s.dropGoneTools(ctx, err, &r) {
 		first, err = hybrid.Search(ctx, s.cfg.Meili, r)
 	}
 	if err != nil {
@@ -418,7 +418,7 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	// reaches past them, apart.
 	base.Limit, plan.Limit = 0, 0
 	bfirst, first, err := hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
-	if s.dropGoneTools(err, &base, &plan) {
+	if s.dropGoneTools(ctx, err, &base, &plan) {
 		bfirst, first, err = hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
 	}
 	if err != nil {

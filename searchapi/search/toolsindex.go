@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -65,8 +64,8 @@ func (s *Engine) toolIndex(ctx context.Context) string {
 // dropGoneTools reports whether err says the tools index that reqs search
 // is gone (toolsGone), and if so takes it off reqs, for the caller to send
 // them again without it. reqs search the same tools index.
-func (s *Engine) dropGoneTools(err error, reqs ...*hybrid.Request) bool {
-	if err == nil || reqs[0].ToolIndex == "" || !s.toolsGone(err) {
+func (s *Engine) dropGoneTools(ctx context.Context, err error, reqs ...*hybrid.Request) bool {
+	if err == nil || reqs[0].ToolIndex == "" || !s.toolsGone(ctx, err) {
 		return false
 	}
 	for _, r := range reqs {
@@ -75,11 +74,16 @@ func (s *Engine) dropGoneTools(err error, reqs ...*hybrid.Request) bool {
 	return true
 }
 
-// toolsGone reports whether err says the tools index does not exist (it
-// was deleted since the engine found it), and if so forgets it.
-func (s *Engine) toolsGone(err error) bool {
-	var me *meilisearch.Error
-	if !errors.As(err, &me) || me.MeilisearchApiError.Code != "index_not_found" || !strings.Contains(me.MeilisearchApiError.Message, s.tools.uid) {
+// toolsGone reports whether err, a search's, says an index is missing and
+// that index is the tools index (it was deleted since the engine found
+// it), and if so forgets it. A multi-search's error names the missing
+// index only in its message: the engine asks the tools index itself (one
+// request, only when a search met a missing index).
+func (s *Engine) toolsGone(ctx context.Context, err error) bool {
+	if !indexNotFound(err) {
+		return false
+	}
+	if _, err := s.cfg.Meili.Index(s.tools.uid).FetchInfoWithContext(ctx); !indexNotFound(err) {
 		return false
 	}
 	t := &s.tools
