@@ -218,7 +218,8 @@ type rankedResult struct {
 	TermDocs []int
 	Total    int
 	// ToolWords are the tool words of the servers the tools sub-queries
-	// found, by identifier (hybrid.Result.ToolWords).
+	// found, by identifier (hybrid.Result.ToolWords); a filtered search's
+	// (Engine.scaled) hold also those its base search found.
 	ToolWords map[string]string
 }
 
@@ -331,12 +332,11 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	end := min(offset+limit, n)
 	ids := pageIDs(pool, rest, present, offset, end)
 	qt := normalize.Terms(q.Text) // for evidence and matched tools
-	words := withToolWords(withToolWords(nil, scale.ToolWords), res.ToolWords)
-	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], mayNameTools(ids, words, qt), &out)
+	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], mayNameTools(ids, res.ToolWords, qt), &out)
 	if err != nil {
 		return out, err
 	}
-	addToolWords(byID, words)
+	addToolWords(byID, res.ToolWords)
 	w.lap(StageFetch)
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
@@ -429,6 +429,9 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	}
 	plan.Counts = &hybrid.Counts{Docs: scale.Total, TermDocs: scale.TermDocs}
 	res, err = s.deepen(ctx, plan, first, n)
+	// The base search's tools sub-queries may have found servers the
+	// filtered one did not: the page reads the words of both.
+	res.ToolWords = withToolWords(withToolWords(nil, scale.ToolWords), res.ToolWords)
 	return res, scale, err
 }
 
