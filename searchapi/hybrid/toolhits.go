@@ -130,16 +130,16 @@ func (r Request) addToolHit(id string, held []string, tr []query.TermResult, ter
 // letters shorter: "markdown" and "markdowns", "convert" and "converts").
 func HoldsTerm(words []string, term string) bool {
 	for _, w := range words {
-		if SameStem(w, term) {
+		if sameStem(w, term) {
 			return true
 		}
 	}
 	return false
 }
 
-// SameStem reports whether a and b are the same word or one the other's
+// sameStem reports whether a and b are the same word or one the other's
 // stem (see HoldsTerm).
-func SameStem(a, b string) bool {
+func sameStem(a, b string) bool {
 	if a == b {
 		return true
 	}
