@@ -54,6 +54,7 @@ func fillSemantic(ctx context.Context, c Client, reqs []*Request, as []*answers)
 			return err
 		}
 		a.sem = append(a.sem, hits...)
+		a.fused = nil // fused without these hits' similarity
 	}
 	return nil
 }
@@ -66,7 +67,7 @@ func fillSemantic(ctx context.Context, c Client, reqs []*Request, as []*answers)
 // their similarity can only raise. None without a vector, or when the
 // list is shorter than its limit (it then holds every document the
 // filter admits that has a vector); at most FillDepth, the highest bounds
-// first.
+// first. The fusion it computes is kept in a.fused, for fuse.
 func (r Request) unscored(a *answers) []string {
 	if r.Vector == nil || len(a.sem) < max(r.Limit, query.SubQueryLimit) {
 		return nil
@@ -79,6 +80,7 @@ func (r Request) unscored(a *answers) []string {
 	}
 	w := r.keywordWeight()
 	fused := query.Fuse(a.sem, a.terms, a.total, w)
+	a.fused = fused
 	depth := min(len(fused), FillDepth)
 	if depth == 0 {
 		return nil

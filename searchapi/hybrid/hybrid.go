@@ -197,6 +197,9 @@ type answers struct {
 	termDocs  []int
 	preferred map[string]bool
 	toolWords map[string]string
+	// fused is query.Fuse of the above when unscored fused them and
+	// fillSemantic added nothing since (nil otherwise): fuse reuses it.
+	fused []query.Scored
 }
 
 // answers reads the answers of r's queries (r.queries, in order); want
@@ -239,7 +242,10 @@ func (r Request) answers(results []meilisearch.SearchResponse, want map[string]b
 
 // fuse fuses r's answers into one ranking.
 func (r Request) fuse(a answers) Result {
-	fused := query.Fuse(a.sem, a.terms, a.total, r.keywordWeight())
+	fused := a.fused
+	if fused == nil {
+		fused = query.Fuse(a.sem, a.terms, a.total, r.keywordWeight())
+	}
 	if len(a.preferred) > 0 {
 		boost(fused, a.preferred, r.Prefer.Weight)
 	}
