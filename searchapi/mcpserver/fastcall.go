@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"maps"
 	"mime"
 	"net"
@@ -111,9 +110,7 @@ func (f *fastCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	if err == nil && int64(len(body)) <= f.maxBody {
+	if body, ok := peekBody(r, f.maxBody); ok {
 		if c, ok := f.take(r, body); ok {
 			f.answer(w, r, c)
 			return

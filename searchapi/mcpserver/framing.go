@@ -71,6 +71,15 @@ func errorAnswer(id json.RawMessage, code int, message string) []byte {
 	return b
 }
 
+// peekBody reads r's body when it holds at most maxBody bytes (ok) and
+// leaves r.Body as it was, read again from its start: a longer body goes on
+// read no further than maxBody+1 bytes, for the SDK to refuse by size.
+func peekBody(r *http.Request, maxBody int64) (body []byte, ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	return body, err == nil && int64(len(body)) <= maxBody
+}
+
 // refuseMalformed answers a POST whose body refusal refuses with its error
 // (HTTP 400) before the SDK sees it; other requests go to h with their body
 // intact. Bodies over maxBody go to h unread beyond maxBody+1 bytes: the SDK
@@ -81,9 +90,7 @@ func refuseMalformed(h http.Handler, maxBody int64) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-		if err == nil && int64(len(body)) <= maxBody {
+		if body, ok := peekBody(r, maxBody); ok {
 			if answer := refusal(body); answer != nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
