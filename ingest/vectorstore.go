@@ -68,16 +68,11 @@ func (s *store) setVectorStore(ctx context.Context, index, want string, withEmbe
 		return 0, err
 	}
 	if withEmbedder {
-		var st *meilisearch.StatsIndex
-		err := s.retry(ctx, "get stats of "+index, func(ctx context.Context) error {
-			var err error
-			st, err = s.client.Index(index).GetStatsWithContext(ctx, nil)
-			return err
-		})
+		empty, err := s.noEmbeddings(ctx, index)
 		if err != nil {
 			return 0, err
 		}
-		if st.NumberOfEmbeddings == 0 {
+		if empty {
 			s.logger.Warn("the index's embedder holds no vectors, which Meilisearch 1.21 cannot move to another vector store: it keeps its store", "index", index, "store", want)
 			return 0, nil
 		}
@@ -97,6 +92,20 @@ func (s *store) setVectorStore(ctx context.Context, index, want string, withEmbe
 		}
 	}
 	return t.uid, nil
+}
+
+// noEmbeddings reports whether index holds no vectors.
+func (s *store) noEmbeddings(ctx context.Context, index string) (bool, error) {
+	var st *meilisearch.StatsIndex
+	err := s.retry(ctx, "get stats of "+index, func(ctx context.Context) error {
+		var err error
+		st, err = s.client.Index(index).GetStatsWithContext(ctx, nil)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return st.NumberOfEmbeddings == 0, nil
 }
 
 // storeKept turns the failed task of a change of index's vector store into
