@@ -22,6 +22,8 @@ import (
 	"github.com/agentfinder/agentfinder/ingest/meili"
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/query"
+	"github.com/agentfinder/agentfinder/searchapi/search"
 	"github.com/agentfinder/agentfinder/searchapi/searchtest"
 )
 
@@ -62,6 +64,7 @@ func BenchmarkSearchToolIndex(b *testing.B) {
 	if named == 0 {
 		b.Fatal("no answer of the side with the tool index names a matching tool: it does not search the tools index")
 	}
+	stageProfiles(b, []benchIdx{with, without}, bodies, ops)
 	w50, w95, o50, o95 := pct(lat[0], 50), pct(lat[0], 95), pct(lat[1], 50), pct(lat[1], 95)
 	b.ReportMetric(ms2(w50), "tools_p50_ms")
 	b.ReportMetric(ms2(o50), "notools_p50_ms")
@@ -69,6 +72,50 @@ func BenchmarkSearchToolIndex(b *testing.B) {
 	b.ReportMetric(float64(w95)/float64(o95), "ratio_p95")
 	fmt.Printf("search over %d servers (%d tools, %d dev requests, %d answers naming a matching tool): with the tool index p50 %.2f ms p95 %.2f ms; without p50 %.2f ms p95 %.2f ms; ratio p50 %.2f p95 %.2f\n",
 		n, tools, len(bodies), named, ms2(w50), ms2(w95), ms2(o50), ms2(o95), float64(w50)/float64(o50), float64(w95)/float64(o95))
+}
+
+// stageProfiles prints where each side's time goes: the engine's steps
+// (search.Config.Stage), mean ms per search, over ops searches of bodies
+// in process, the sides alternating as in the bench (with tools first in
+// sides).
+func stageProfiles(b *testing.B, sides []benchIdx, bodies [][]byte, ops int) {
+	b.Helper()
+	engines := make([]*search.Engine, len(sides))
+	profs := make([]*profile, len(sides))
+	for i, side := range sides {
+		profs[i] = newProfile()
+		eng, err := search.New(search.Config{Index: side.name, Meili: meili.New(side.ms.URL, side.ms.APIKey), PublicURL: "http://bench.example",
+			QueryRewriter: query.Rewrite, Stage: profs[i].record}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		engines[i] = eng
+	}
+	queries := make([]*search.Query, len(bodies))
+	for i, body := range bodies {
+		var sb search.Request
+		if err := json.Unmarshal(body, &sb); err != nil {
+			b.Fatal(err)
+		}
+		q, err := search.ParseRequest(&sb, body, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		queries[i] = q
+	}
+	_, errs := alternate(len(sides), ops/20, 10, func(side, i int) error {
+		q := *queries[i%len(queries)]
+		_, err := engines[side].Search(context.Background(), &q, nil)
+		return err
+	})
+	if errs > 0 {
+		b.Fatalf("%d profiled searches failed", errs)
+	}
+	for i, name := range []string{"with the tool index", "without"} {
+		st := profs[i].snapshot()
+		fmt.Printf("engine steps %s, mean ms a search: search %.2f, fetch %.2f, rerank %.2f, hits %.2f\n", name,
+			st.mean(search.StageSearch), st.mean(search.StageFetch), st.mean(search.StageRerank), st.mean(search.StageHits))
+	}
 }
 
 // toolCorpus is the real text the bench's servers are made of: the MCP

@@ -62,7 +62,8 @@ type Request struct {
 	// Prefer, when set, boosts documents carrying a preferred value.
 	Prefer *Preference
 	// ToolIndex is the tools index beside Index (normalize.ToolsIndex),
-	// "" for none: the terms are searched there too, under Filter, and a
+	// "" for none: the terms are searched there too, under Filter, in a
+	// multi-search of their own sent at the same time as Index's, and a
 	// server whose tools hold a term counts as a hit of that term's
 	// sub-query (toolhits.go). Index's own sub-queries do not search the
 	// tools' text.
@@ -111,15 +112,21 @@ type Result struct {
 	// servers the tools sub-queries found: those whose tools may name a
 	// match.
 	ToolWords map[string]string
+	// ToolErr is why the tools sub-queries found nothing when they failed
+	// (nil otherwise): the result is then the records' alone.
+	ToolErr error
 }
 
 // ErrBadResponse reports a multi-search answer that does not match the request.
 var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 
-// Search runs r as one multi-search request and fuses the answers.
+// Search runs r as one multi-search request, and its tools sub-queries as
+// another at the same time, and fuses the answers.
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	r.fillDefaults()
 	attrs, want := r.retrieve()
+	tools := startTools(ctx, c, r.toolQueries(attrs))
+	defer tools.stop()
 	results, err := multiSearch(ctx, c, r.queries(attrs))
 	if err != nil {
 		return Result{}, err
@@ -128,14 +135,22 @@ func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	found, toolErr := tools.hits(&r)
+	if toolErr == nil {
+		r.addTools(&a, found[0], want)
+	}
+	a.useCounts(r.Counts)
 	if err := fillSemantic(ctx, c, []*Request{&r}, []*answers{&a}); err != nil {
 		return Result{}, err
 	}
-	return r.fuse(a), nil
+	res := r.fuse(a)
+	res.ToolErr = toolErr
+	return res, nil
 }
 
 // Scaled runs base and r in one multi-search request (one round trip
-// instead of two) and fuses each: base as Search would, r weighing its
+// instead of two; their tools sub-queries in another at the same time)
+// and fuses each: base as Search would, r weighing its
 // terms by base's document counts (r.Counts from base's Total and
 // TermDocs), as Search of r with those counts would.
 func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result, err error) {
@@ -143,6 +158,8 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	r.fillDefaults()
 	battrs, bwant := base.retrieve()
 	rattrs, rwant := r.retrieve()
+	tools := startTools(ctx, c, append(base.toolQueries(battrs), r.toolQueries(rattrs)...))
+	defer tools.stop()
 	bq, rq := base.queries(battrs), r.queries(rattrs)
 	// Keyword only, r's first sub-query only counts the documents its
 	// filter admits, and base's counts replace that count: it is not sent.
@@ -158,7 +175,6 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	if err != nil {
 		return Result{}, Result{}, err
 	}
-	r.Counts = &Counts{Docs: ba.total, TermDocs: ba.termDocs}
 	rres := results[len(bq):]
 	if uncounted {
 		rres = append([]meilisearch.SearchResponse{{}}, rres...)
@@ -167,10 +183,21 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	if err != nil {
 		return Result{}, Result{}, err
 	}
+	found, toolErr := tools.hits(&base, &r)
+	if toolErr == nil {
+		base.addTools(&ba, found[0], bwant)
+		r.addTools(&ra, found[1], rwant)
+	}
+	ba.useCounts(base.Counts)
+	// r's terms are weighed by base's counts, tool hits among them.
+	r.Counts = &Counts{Docs: ba.total, TermDocs: ba.termDocs}
+	ra.useCounts(r.Counts)
 	if err := fillSemantic(ctx, c, []*Request{&base, &r}, []*answers{&ba, &ra}); err != nil {
 		return Result{}, Result{}, err
 	}
-	return base.fuse(ba), r.fuse(ra), nil
+	bres, rres2 := base.fuse(ba), r.fuse(ra)
+	bres.ToolErr, rres2.ToolErr = toolErr, toolErr
+	return bres, rres2, nil
 }
 
 // multiSearch sends queries as one multi-search request and returns their
@@ -203,8 +230,8 @@ type answers struct {
 }
 
 // answers reads the answers of r's queries (r.queries, in order); want
-// holds the preferred values (r.retrieve). With r.Counts the terms are
-// weighed by its counts.
+// holds the preferred values (r.retrieve). The tools search's hits
+// (addTools) and r.Counts (useCounts) are added after.
 func (r Request) answers(results []meilisearch.SearchResponse, want map[string]bool) (answers, error) {
 	var a answers
 	if want != nil {
@@ -227,17 +254,19 @@ func (r Request) answers(results []meilisearch.SearchResponse, want map[string]b
 		a.terms[i] = query.TermResult{Term: t, TotalHits: int(res.EstimatedTotalHits), Hits: hits}
 		a.termDocs[i] = a.terms[i].TotalHits
 	}
-	if a.toolWords, err = r.toolHits(results[1+len(r.Terms):], a.terms, a.termDocs, want, a.preferred); err != nil {
-		return answers{}, err
-	}
 	a.total = int(results[0].EstimatedTotalHits)
-	if c := r.Counts; c != nil && len(c.TermDocs) == len(a.terms) {
-		a.total = c.Docs
-		for i := range a.terms {
-			a.terms[i].TotalHits, a.termDocs[i] = c.TermDocs[i], c.TermDocs[i]
-		}
-	}
 	return a, nil
+}
+
+// useCounts weighs a's terms by c (nil: by their own counts).
+func (a *answers) useCounts(c *Counts) {
+	if c == nil || len(c.TermDocs) != len(a.terms) {
+		return
+	}
+	a.total = c.Docs
+	for i := range a.terms {
+		a.terms[i].TotalHits, a.termDocs[i] = c.TermDocs[i], c.TermDocs[i]
+	}
 }
 
 // fuse fuses r's answers into one ranking.
@@ -294,8 +323,8 @@ func (r Request) retrieve() ([]string, map[string]bool) {
 
 // queries are the sub-queries of the multi-search: first the semantic list,
 // or (keywords only) just the count of documents the filter admits, which
-// weighs the terms; then one per term; then, with a ToolIndex, the tools
-// sub-queries (toolQueries).
+// weighs the terms; then one per term. The tools sub-queries
+// (toolQueries) are sent apart (startTools).
 func (r Request) queries(attrs []string) []*meilisearch.SearchRequest {
 	limit := int64(max(r.Limit, query.SubQueryLimit))
 	first := &meilisearch.SearchRequest{IndexUID: r.Index, Filter: r.Filter, Limit: 1, AttributesToRetrieve: attrs}
@@ -312,7 +341,7 @@ func (r Request) queries(attrs []string) []*meilisearch.SearchRequest {
 			AttributesToRetrieve: attrs, ShowRankingScore: true,
 		})
 	}
-	return append(queries, r.toolQueries(attrs)...)
+	return queries
 }
 
 // boost reorders fused as if the scores of the preferred IDs were

@@ -1,6 +1,8 @@
 package hybrid
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -58,38 +60,124 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	return out
 }
 
-// toolHits reads the tools sub-queries' answers into the term results: a
-// server whose tools hold a term is a hit of that term's sub-query
-// (scored toolTermScore unless its own text scored higher) and counts
-// among the documents holding it. It returns each server's tool words by
-// ID.
-func (r Request) toolHits(results []meilisearch.SearchResponse, tr []query.TermResult, termDocs []int, want, preferred map[string]bool) (map[string]string, error) {
-	if !r.searchesTools() {
-		return nil, nil
+// toolSearch is the tools sub-queries of a search (of both of Scaled's),
+// sent as a multi-search of their own at the same time as the records':
+// Meilisearch runs a multi-search's queries one after another, and two
+// requests on two cores, so the tools cost a search only the time they
+// take beyond the records' (docs/MEASUREMENTS.md). Their failure costs the
+// search its tools alone (Result.ToolErr).
+type toolSearch struct {
+	done    chan struct{}
+	cancel  context.CancelFunc
+	results []meilisearch.SearchResponse
+	err     error
+}
+
+// startTools sends queries (none: nothing) in the background, under ctx.
+// The caller stops it (stop) whatever happens.
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest) *toolSearch {
+	t := &toolSearch{done: make(chan struct{})}
+	if len(queries) == 0 {
+		close(t.done)
+		return t
 	}
-	if len(results) != len(toolStrategies) {
-		return nil, fmt.Errorf("%w: %d tools answers", ErrBadResponse, len(results))
+	ctx, t.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(t.done)
+		t.results, t.err = multiSearch(ctx, c, queries)
+	}()
+	return t
+}
+
+// stop cancels the tools search if it still runs and waits for its end:
+// no search leaves it behind.
+func (t *toolSearch) stop() {
+	if t.cancel != nil {
+		t.cancel()
 	}
-	found := map[string]string{}
-	at := hitPlaces(tr)
+	<-t.done
+}
+
+// toolHit is a server a tools sub-query found: its identifier, its tool
+// words and its value of the preference's field.
+type toolHit struct {
+	id     string
+	words  string
+	prefer json.RawMessage
+}
+
+// hits waits for the tools search and reads its answers as the servers
+// each of reqs found (in the order their queries were sent; nil for one
+// without tools sub-queries). It reads them all before returning any, so
+// a bad answer leaves every request without tools.
+func (t *toolSearch) hits(reqs ...*Request) ([][]toolHit, error) {
+	<-t.done
+	if t.err != nil {
+		return nil, fmt.Errorf("tools search: %w", t.err)
+	}
+	out := make([][]toolHit, len(reqs))
+	at := 0
+	for i, r := range reqs {
+		if !r.searchesTools() {
+			continue
+		}
+		if at+len(toolStrategies) > len(t.results) {
+			return nil, fmt.Errorf("%w: %d tools answers", ErrBadResponse, len(t.results))
+		}
+		var err error
+		if out[i], err = r.toolHits(t.results[at : at+len(toolStrategies)]); err != nil {
+			return nil, err
+		}
+		at += len(toolStrategies)
+	}
+	return out, nil
+}
+
+// toolHits reads the answers of r's tools sub-queries: the servers they
+// found, each once.
+func (r Request) toolHits(results []meilisearch.SearchResponse) ([]toolHit, error) {
+	var out []toolHit
+	seen := map[string]bool{}
 	for _, res := range results {
 		for _, h := range res.Hits {
 			id, ok := String(h[r.IDField])
 			if !ok {
 				return nil, fmt.Errorf("%w: tool hit without a string %s", ErrBadResponse, r.IDField)
 			}
-			if _, dup := found[id]; dup {
+			if seen[id] {
 				continue // found by both queries
 			}
-			if want != nil && !preferred[id] && holdsAny(h[r.Prefer.Field], want) {
-				preferred[id] = true
-			}
+			seen[id] = true
 			words, _ := String(h[normalize.FieldToolWords])
-			found[id] = words
-			r.addToolHit(id, strings.Fields(words), tr, termDocs, at)
+			th := toolHit{id: id, words: words}
+			if r.Prefer != nil {
+				th.prefer = h[r.Prefer.Field]
+			}
+			out = append(out, th)
 		}
 	}
-	return found, nil
+	return out, nil
+}
+
+// addTools adds the servers r's tools sub-queries found (found) to its
+// term results in a: a server whose tools hold a term is a hit of that
+// term's sub-query (scored toolTermScore unless its own text scored
+// higher) and counts among the documents holding it. It keeps each
+// server's tool words, by ID, in a.toolWords; want holds the preferred
+// values (r.retrieve).
+func (r Request) addTools(a *answers, found []toolHit, want map[string]bool) {
+	if len(found) == 0 {
+		return
+	}
+	a.toolWords = make(map[string]string, len(found))
+	at := hitPlaces(a.terms)
+	for _, h := range found {
+		if want != nil && !a.preferred[h.id] && holdsAny(h.prefer, want) {
+			a.preferred[h.id] = true
+		}
+		a.toolWords[h.id] = h.words
+		r.addToolHit(h.id, strings.Fields(h.words), a.terms, a.termDocs, at)
+	}
 }
 
 // hitPlaces returns, for each term result of tr, its hits' places by ID.

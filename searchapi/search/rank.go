@@ -234,12 +234,10 @@ type rankedResult struct {
 func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedResult, error) {
 	r.Limit = 0 // every fused result of shallowDepth hits per sub-query
 	first, err := hybrid.Search(ctx, s.cfg.Meili, r)
-	if s.dropGoneTools(ctx, err, &r) {
-		first, err = hybrid.Search(ctx, s.cfg.Meili, r)
-	}
 	if err != nil {
 		return rankedResult{}, err
 	}
+	s.toolsFailed(ctx, first.ToolErr, &r)
 	return s.deepen(ctx, r, first, n)
 }
 
@@ -257,6 +255,7 @@ func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Resu
 	if err != nil {
 		return rankedResult{}, err
 	}
+	s.toolsFailed(ctx, deep.ToolErr)
 	seen := make(map[string]bool, len(first.Hits))
 	res.Hits = slices.Clip(first.Hits)
 	for _, h := range first.Hits {
@@ -418,12 +417,10 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	// reaches past them, apart.
 	base.Limit, plan.Limit = 0, 0
 	bfirst, first, err := hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
-	if s.dropGoneTools(ctx, err, &base, &plan) {
-		bfirst, first, err = hybrid.Scaled(ctx, s.cfg.Meili, base, plan)
-	}
 	if err != nil {
 		return res, scale, err
 	}
+	s.toolsFailed(ctx, first.ToolErr, &base, &plan)
 	if scale, err = s.deepen(ctx, base, bfirst, poolSize); err != nil {
 		return res, scale, err
 	}

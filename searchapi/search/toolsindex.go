@@ -17,14 +17,16 @@ import (
 )
 
 // The tools index (normalize.ToolsIndex) beside the engine's index holds
-// the words of the records' tools, searched by one sub-query of each
-// search (searchapi/hybrid), which also reads back the tool words of the
+// the words of the records' tools, searched by each search's tools
+// sub-queries (searchapi/hybrid: a request of their own, sent at the same
+// time as the records'), which also read back the tool words of the
 // servers it finds: they count towards how much of the request a server
 // covers, and tell which results may name a matching tool, whose tool
 // lists alone are then read from the records with the page. ingest creates
 // it; an index written before it existed, or by hand without it, has none
 // until ingest runs on it, and the engine then searches without tools
-// instead of failing.
+// instead of failing; a tools search that fails costs the search its
+// tools alone (toolsFailed).
 
 // toolsRecheck is how long the engine trusts that the tools index is
 // missing before it looks again: short, since ingest creates it as the
@@ -61,38 +63,29 @@ func (s *Engine) toolIndex(ctx context.Context) string {
 	return t.uid
 }
 
-// dropGoneTools reports whether err says the tools index that reqs search
-// is gone (toolsGone), and if so takes it off reqs, for the caller to send
-// them again without it. reqs search the same tools index.
-func (s *Engine) dropGoneTools(ctx context.Context, err error, reqs ...*hybrid.Request) bool {
-	if err == nil || reqs[0].ToolIndex == "" || !s.toolsGone(ctx, err) {
-		return false
+// toolsFailed handles the failure of reqs' tools sub-queries (err, nil
+// when they did not fail; hybrid.Result.ToolErr), which left the search
+// the records' answers alone: the tools index gone (deleted since the
+// engine found it) is forgotten and taken off reqs, for the rest of the
+// search; any other failure is logged.
+func (s *Engine) toolsFailed(ctx context.Context, err error, reqs ...*hybrid.Request) {
+	if err == nil || ctx.Err() != nil {
+		return
 	}
-	for _, r := range reqs {
-		r.ToolIndex = ""
-	}
-	return true
-}
-
-// toolsGone reports whether err, a search's, says an index is missing and
-// that index is the tools index (it was deleted since the engine found
-// it), and if so forgets it. A multi-search's error names the missing
-// index only in its message: the engine asks the tools index itself (one
-// request, only when a search met a missing index).
-func (s *Engine) toolsGone(ctx context.Context, err error) bool {
 	if !indexNotFound(err) {
-		return false
+		s.log.Warn("the tools search failed; answering without tools", "correlationId", s.correlationID(ctx), "err", err)
+		return
 	}
-	if _, err := s.cfg.Meili.Index(s.tools.uid).FetchInfoWithContext(ctx); !indexNotFound(err) {
-		return false
-	}
+	// The tools sub-queries name the tools index alone.
 	t := &s.tools
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.exists.Store(false)
 	t.looked = s.now()
 	s.log.Warn("the tools index is gone; searching without tools", "index", t.uid)
-	return true
+	for _, r := range reqs {
+		r.ToolIndex = ""
+	}
 }
 
 // newToolsIndex is the tools index beside index.

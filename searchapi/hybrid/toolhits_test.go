@@ -1,0 +1,203 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meilisearch/meilisearch-go"
+
+	"github.com/agentfinder/agentfinder/ingest/meilitest"
+	"github.com/agentfinder/agentfinder/normalize"
+)
+
+// toolDoc is a tools index document: a server's identifier, one of its
+// filterable fields and its tool words.
+type toolDoc struct {
+	ID         string `json:"id"`
+	Identifier string `json:"identifier"`
+	Type       string `json:"type"`
+	ToolWords  string `json:"toolWords"`
+}
+
+// newToolIndex builds the records of newIndex and a tools index beside
+// them where the weather agent's tools geocode street addresses (words its
+// own text does not hold).
+func newToolIndex(t *testing.T) (*meilitest.Server, string, string) {
+	t.Helper()
+	srv, index := newIndex(t)
+	_, tools := meilitest.Index(t, "hybridtools")
+	ti := srv.Client.Index(tools)
+	task, err := ti.UpdateSettings(&meilisearch.Settings{
+		SearchableAttributes: []string{normalize.FieldToolWords},
+		FilterableAttributes: []string{"identifier", "type"},
+		RankingRules:         []string{"words"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	docs := []toolDoc{{"b", "urn:ai:b.test:agent:weather", "agent", "geocode street address latitude longitude forecast"}}
+	if task, err = ti.AddDocuments(docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	return srv, index, tools
+}
+
+// toolsClient passes multi-searches to c, recording the indexes each
+// names; a multi-search naming the tools index fails with fail when set,
+// or waits for its context's end when block is set (at most 10 seconds).
+type toolsClient struct {
+	c      Client
+	tools  string
+	fail   error
+	block  bool
+	failed error // the records' multi-searches fail with it when set
+
+	mu       sync.Mutex
+	calls    [][]string
+	canceled bool
+}
+
+func (c *toolsClient) MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error) {
+	var uids []string
+	for _, s := range q.Queries {
+		if !slices.Contains(uids, s.IndexUID) {
+			uids = append(uids, s.IndexUID)
+		}
+	}
+	c.mu.Lock()
+	c.calls = append(c.calls, uids)
+	c.mu.Unlock()
+	if !slices.Contains(uids, c.tools) {
+		if c.failed != nil {
+			return nil, c.failed
+		}
+		return c.c.MultiSearchWithContext(ctx, q)
+	}
+	if c.block {
+		select {
+		case <-ctx.Done():
+			c.mu.Lock()
+			c.canceled = true
+			c.mu.Unlock()
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("toolsClient: never canceled")
+		}
+	}
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	return c.c.MultiSearchWithContext(ctx, q)
+}
+
+// TestToolsSentApart: the tools sub-queries go in a multi-search of their
+// own (the records' names the records index alone), and a server its
+// tools alone tie to the request's words is found, its tool words kept.
+func TestToolsSentApart(t *testing.T) {
+	srv, index, tools := newToolIndex(t)
+	ctx := context.Background()
+	c := &toolsClient{c: srv.Client, tools: tools}
+	r := Request{Index: index, ToolIndex: tools, Text: "geocode a street address"}
+	got, err := Search(ctx, c, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ToolErr != nil {
+		t.Fatalf("ToolErr = %v", got.ToolErr)
+	}
+	const weather = "urn:ai:b.test:agent:weather"
+	if !slices.Contains(ids(got), weather) || got.ToolWords[weather] == "" {
+		t.Errorf("hits %v, tool words %v: want the weather agent, found by its tools", ids(got), got.ToolWords)
+	}
+	apart := len(c.calls) == 2 && len(c.calls[0]) == 1 && len(c.calls[1]) == 1 && c.calls[0][0] != c.calls[1][0]
+	if !apart || !slices.ContainsFunc(c.calls, func(u []string) bool { return u[0] == tools }) {
+		t.Errorf("multi-searches named %v, want %s and %s apart", c.calls, index, tools)
+	}
+	without, err := Search(ctx, srv.Client, Request{Index: index, Text: r.Text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(ids(without), weather) {
+		t.Errorf("without tools the weather agent is found (%v): the test shows nothing", ids(without))
+	}
+}
+
+// TestToolsFailureKeepsRecords: a tools search that fails leaves a search
+// (plain or scaled) the records' answers, exactly those of a search
+// without tools, and says why.
+func TestToolsFailureKeepsRecords(t *testing.T) {
+	srv, index, tools := newToolIndex(t)
+	ctx := context.Background()
+	boom := errors.New("tools down")
+	c := &toolsClient{c: srv.Client, tools: tools, fail: boom}
+	for _, vec := range [][]float32{{0.6, 0, 0.8}, nil} {
+		plain := Request{Index: index, Text: "geocode daily hotel rates", Vector: vec}
+		got, err := Search(ctx, c, Request{Index: index, ToolIndex: tools, Text: plain.Text, Vector: vec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Search(ctx, srv.Client, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(got.ToolErr, boom) {
+			t.Errorf("vector %v: ToolErr = %v, want %v", vec != nil, got.ToolErr, boom)
+		}
+		got.ToolErr = nil
+		if !reflect.DeepEqual(got, want) || len(got.Hits) == 0 {
+			t.Errorf("vector %v: with the tools failing %+v, want the records' alone %+v", vec != nil, got, want)
+		}
+		filtered := plain
+		filtered.Filter = "type = mcp"
+		base, scaled := plain, filtered
+		base.ToolIndex, scaled.ToolIndex = tools, tools
+		gb, gs, err := Scaled(ctx, c, base, scaled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb, ws, err := Scaled(ctx, srv.Client, plain, filtered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(gb.ToolErr, boom) || !errors.Is(gs.ToolErr, boom) {
+			t.Errorf("vector %v: scaled ToolErr = %v / %v", vec != nil, gb.ToolErr, gs.ToolErr)
+		}
+		gb.ToolErr, gs.ToolErr = nil, nil
+		if !reflect.DeepEqual(gb, wb) || !reflect.DeepEqual(gs, ws) || len(gs.Hits) == 0 {
+			t.Errorf("vector %v: scaled with the tools failing %+v / %+v, want %+v / %+v", vec != nil, gb, gs, wb, ws)
+		}
+	}
+}
+
+// TestToolsCanceledWithSearch: when the records' search fails, the tools
+// search still running is canceled and has ended when Search returns.
+func TestToolsCanceledWithSearch(t *testing.T) {
+	srv, index, tools := newToolIndex(t)
+	boom := errors.New("records down")
+	c := &toolsClient{c: srv.Client, tools: tools, block: true, failed: boom}
+	start := time.Now()
+	_, err := Search(context.Background(), c, Request{Index: index, ToolIndex: tools, Text: "geocode a street address"})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+	c.mu.Lock()
+	canceled, calls := c.canceled, len(c.calls)
+	c.mu.Unlock()
+	if !canceled || calls != 2 {
+		t.Errorf("after Search: tools search canceled and ended %v, %d multi-searches (want 2)", canceled, calls)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Search took %v: it waited for the tools search instead of canceling it", d)
+	}
+}
