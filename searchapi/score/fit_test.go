@@ -455,6 +455,12 @@ func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay, lengthNorm flo
 	}
 	m := Model{Decay: decay, LengthNorm: lengthNorm}
 	m.Ranker = fitRanker(dev, rankerGrid[mode], lengthNorm)
+	if w := splitFloats(os.Getenv("FIT_RANKER")); len(w) == numRank {
+		// Held weights (FIT_RANKER: semantic, keyword, nameCover, textCover):
+		// the ranker's grid choice varies fold by fold, which can hide what
+		// a change to its features does.
+		copy(m.Ranker[:], w)
+	}
 	omit := omitted()
 	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" }, omit...)
 	// Small talk says whether there is a request at all, not which entry

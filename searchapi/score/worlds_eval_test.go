@@ -81,7 +81,12 @@ func answer(m *Model, q *fitQuery, cut int) []int {
 // least FIT_P5, 0.30, on the set alone). With AGENTFINDER_SCORE_HUBS
 // (searchapi/search's TestHubnessDump) it compares a document-side hub
 // correction instead: FIT_HUB_FEATURE names the dump's measure (k5, k10,
-// k20, centre, talk, talk5), FIT_HUB_LAMBDA the weights. FIT_OMIT and
+// k20, centre, talk, talk5), FIT_HUB_LAMBDA the weights. FIT_INSAMPLE
+// "served" also answers every dev request of both worlds with the served
+// model (Default) under each rule setting, which gives make eval's figures
+// for a rule without a run; "all" does the same with the model fitted on
+// every request (as TestFit fits Default). FIT_RANKER holds the ranker's
+// weights instead of fitting them (fit). FIT_OMIT and
 // FIT_IMPUTE change the fit and the dumps' reading as for TestFit
 // (omitted, imputeSemantic).
 //
@@ -171,12 +176,35 @@ func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 				fmt.Printf("length norm %.2f fold %d: chose agreement %.2f within %.2f decay %.2f\n", b, k, st.agreement, st.within, st.decay)
 			}
 		}
+		if how := os.Getenv("FIT_INSAMPLE"); how != "" {
+			g.inSample(qs, dq, how, b)
+		}
 		for r, st := range g.rules {
 			fmt.Printf("length norm %.2f agreement %.2f within %.2f decay %.2f %v", b, st.agreement, st.within, st.decay, &results[r])
 		}
 		if len(g.rules) > 1 {
 			fmt.Printf("length norm %.2f chosen on training folds %v", b, &chosen)
 		}
+	}
+}
+
+// inSample answers every dev request of qs (the set alone) and dq (with
+// distractors) under each rule setting with the served model (how
+// "served") or the model fitted on every request of qs at length
+// normalisation b (how "all").
+func (g *worldsGrid) inSample(qs, dq []fitQuery, how string, b float64) {
+	const folds = 5
+	m := Default
+	if how != "served" {
+		m = fit(qs, func(*fitQuery) bool { return true }, g.lambda, Default.Decay, b, g.mode)
+	}
+	for _, st := range g.rules {
+		m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+		var all worldAnswers
+		for k := range folds {
+			all.add(&m, qs, dq, k, g.cut)
+		}
+		fmt.Printf("in sample (%s) agreement %.2f within %.2f decay %.2f %v", how, st.agreement, st.within, st.decay, &all)
 	}
 }
 
