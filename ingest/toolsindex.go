@@ -14,7 +14,8 @@ import (
 
 // The tools index (normalize.ToolsIndex) holds one document per record
 // with tools (normalize.ToolDocument): its tools' words, searchable there
-// and nowhere else, and the record's filterable fields, so that a search's
+// and nowhere else, its tool list, read with the servers a search finds
+// there, and the record's filterable fields, so that a search's
 // filter applies to it as to the record. ingest keeps it in step with the
 // records index in every commit: a record written is written there too
 // (or its tool document deleted when it lists no tools any more), a record
@@ -65,7 +66,8 @@ var noPrefixSearch = "disabled"
 
 // setupTools creates the tools index when missing, applies its settings,
 // reads which records it holds, and brings it in step with the records
-// index (toolsOutOfStep).
+// index (toolsOutOfStep), writing again the tool documents an older
+// ToolDocVersion wrote.
 func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stamped []string) error {
 	if err := ix.st.ensureIndex(ctx, ix.tools); err != nil {
 		return err
@@ -73,10 +75,11 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stam
 	if _, err := ix.st.applySettings(ctx, ix.tools, ToolsIndexSettings(), "", nil); err != nil {
 		return err
 	}
-	if err := ix.loadToolDocs(ctx); err != nil {
+	outdated, err := ix.loadToolDocs(ctx)
+	if err != nil {
 		return err
 	}
-	sync := ix.toolsOutOfStep(toolful, stamped)
+	sync := ix.toolsOutOfStep(toolful, slices.Concat(stamped, outdated))
 	if len(sync) > 0 {
 		ix.st.logger.Info("bringing the tools index in step", "index", ix.tools, "documents", len(sync))
 	}
@@ -84,25 +87,32 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stam
 }
 
 // loadToolDocs reads the ids of the tools index's documents into
-// ix.toolDocs.
-func (ix *Indexer) loadToolDocs(ctx context.Context) error {
-	return ix.st.scan(ctx, ix.tools, []string{normalize.FieldID}, nil, func(raw []byte) error {
+// ix.toolDocs, and returns those an older ToolDocVersion wrote.
+func (ix *Indexer) loadToolDocs(ctx context.Context) ([]string, error) {
+	var outdated []string
+	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldToolDocVersion}, nil, func(raw []byte) error {
 		var d struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			Version int    `json:"toolDocVersion"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return fmt.Errorf("load %s: %w", ix.tools, err)
 		}
 		ix.toolDocs[d.ID] = true
+		if d.Version < normalize.ToolDocVersion {
+			outdated = append(outdated, d.ID)
+		}
 		return nil
 	})
+	return outdated, err
 }
 
 // toolsOutOfStep returns, sorted, the ids whose tool documents are not
 // what the records index holds: records with tools (toolful) that have
 // none (an index from before the tools index, or a crash between two
 // writes), tool documents of records gone or without tools, and those of
-// records setup stamped (stamped: their health or alias keys changed).
+// records setup stamped (stamped: their health or alias keys changed, or
+// their tool documents are of an older version).
 func (ix *Indexer) toolsOutOfStep(toolful map[string]bool, stamped []string) []string {
 	sync := map[string]bool{}
 	for id := range toolful {

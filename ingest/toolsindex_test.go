@@ -22,6 +22,7 @@ type toolDoc struct {
 	Health     *normalize.Health  `json:"health"`
 	ToolWords  string             `json:"toolWords"`
 	Tools      *normalize.ToolSet `json:"tools"`
+	Version    int                `json:"toolDocVersion"`
 	// Fields a tool document must not carry.
 	Description string `json:"description"`
 	URL         string `json:"url"`
@@ -39,6 +40,19 @@ func (e *env) toolDocOf(identifier string) *toolDoc {
 		e.t.Fatalf("get tool document %s: %v", identifier, err)
 	}
 	return &d
+}
+
+// toolNames are the names of the tools a tool document's list holds (nil:
+// no document or no list).
+func toolNames(d *toolDoc) []string {
+	if d == nil || d.Tools == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range d.Tools.Items {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 // toolWords are the words a tool document holds ("": no document).
@@ -67,8 +81,8 @@ func withTools(res normalize.CatalogResult, identifier string, names ...string) 
 }
 
 // TestToolsIndexInStep: every write, patch and delete of a record keeps
-// its tool document in step: written with the record's filterable fields
-// and its tools' words (and nothing else of it), changed when its tools change,
+// its tool document in step: written with the record's filterable fields,
+// its tool list and its tools' words (and nothing else of it), changed when its tools change,
 // deleted when it lists none any more or is deleted, patched with the
 // record's health and stale flag.
 func TestToolsIndexInStep(t *testing.T) {
@@ -89,8 +103,11 @@ func TestToolsIndexInStep(t *testing.T) {
 	if d.Identifier != a || d.Health == nil || d.Health.Status != normalize.HealthUnknown || d.Stale {
 		t.Errorf("%s: tool document %+v does not carry the record's identifier, health and stale flag", a, d)
 	}
-	if d.Description != "" || d.URL != "" || d.Tools != nil {
-		t.Errorf("%s: tool document carries fields nothing filters on: %+v", a, d)
+	if d.Description != "" || d.URL != "" {
+		t.Errorf("%s: tool document carries fields nothing filters on or reads: %+v", a, d)
+	}
+	if got := toolNames(d); !slices.Equal(got, []string{"pdf_to_markdown", "ocr"}) || d.Version != normalize.ToolDocVersion {
+		t.Errorf("%s: tool document's list %v (version %d), want the record's tools (version %d)", a, got, d.Version, normalize.ToolDocVersion)
 	}
 
 	t.Run("a health verdict patches the tool document", func(t *testing.T) {
@@ -116,6 +133,9 @@ func TestToolsIndexInStep(t *testing.T) {
 		if got, want := toolWords(e.toolDocOf(a)), "ocr reads images"; got != want {
 			t.Errorf("tool document after the tools changed: %q, want %q (pdf_to_markdown disappeared)", got, want)
 		}
+		if d := e.toolDocOf(a); d == nil || !slices.Equal(toolNames(d), []string{"ocr"}) || d.Tools.Items[0].Description != "reads images" {
+			t.Errorf("tool document's list after the tools changed: %+v, want ocr alone, as listed", d)
+		}
 		if held, err := e.ix.SetTools(t.Context(), c, origin, &normalize.ToolSet{Source: normalize.ToolsListed}); err != nil || !held {
 			t.Fatalf("SetTools: %v, %v", held, err)
 		}
@@ -127,8 +147,8 @@ func TestToolsIndexInStep(t *testing.T) {
 
 	t.Run("stale marks reach the tool document", func(t *testing.T) {
 		e.sync(failed(origin))
-		if d := e.toolDocOf(a); d == nil || !d.Stale {
-			t.Errorf("tool document after the catalog failed: %+v, want stale", d)
+		if d := e.toolDocOf(a); d == nil || !d.Stale || !slices.Equal(toolNames(d), []string{"ocr"}) {
+			t.Errorf("tool document after the catalog failed: %+v, want stale, its list kept", d)
 		}
 	})
 
@@ -148,12 +168,14 @@ func TestToolsIndexInStep(t *testing.T) {
 
 // TestToolsIndexRepairedAtStart: a tools index out of step with the
 // records (a tool document lost, an orphan left by a crash between two
-// writes) is brought in step when ingest starts.
+// writes, one an older version wrote without the tool list) is brought in
+// step when ingest starts.
 func TestToolsIndexRepairedAtStart(t *testing.T) {
 	e := newEnv(t, Config{})
 	const origin = "https://repair.test/.well-known/ai-catalog.json"
-	a, b := "urn:air:repair.test:agent:a", "urn:air:repair.test:agent:b"
-	e.sync(withTools(catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"), entry(b, "B", "second", "2026-01-01"))), a, "ocr"))
+	a, b, c := "urn:air:repair.test:agent:a", "urn:air:repair.test:agent:b", "urn:air:repair.test:agent:c"
+	cat := catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"), entry(b, "B", "second", "2026-01-01"), entry(c, "C", "third", "2026-01-01")))
+	e.sync(withTools(withTools(cat, a, "ocr"), c, "translate"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := e.ix.Close(ctx); err != nil {
@@ -168,7 +190,9 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := map[string]any{"id": normalize.DocID(b), "identifier": b, normalize.FieldToolWords: "ghost"}
-	task, err = tools.AddDocuments([]map[string]any{orphan}, &meilisearch.DocumentOptions{PrimaryKey: new("id")})
+	// A tool document as version 1 wrote it: words, no list.
+	old := map[string]any{"id": normalize.DocID(c), "identifier": c, normalize.FieldToolWords: "translate does"}
+	task, err = tools.AddDocuments([]map[string]any{orphan, old}, &meilisearch.DocumentOptions{PrimaryKey: new("id")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +206,12 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 	}
 	if d := e.toolDocOf(b); d != nil {
 		t.Errorf("%s lists no tools but its orphan tool document stays after start: %+v", b, d)
+	}
+	if d := e.toolDocOf(c); d == nil || !slices.Equal(toolNames(d), []string{"translate"}) || d.Version != normalize.ToolDocVersion {
+		t.Errorf("%s: tool document of an older version not written again at start: %+v", c, d)
+	}
+	if d := e.toolDocOf(a); !slices.Equal(toolNames(d), []string{"ocr"}) {
+		t.Errorf("%s: tool document written again at start without its list: %+v", a, d)
 	}
 }
 
@@ -238,5 +268,8 @@ func TestToolsIndexWriteFailureRepaired(t *testing.T) {
 	e.sync(notModified(origin)) // any next commit repairs
 	if got, want := toolWords(e.toolDocOf(a)), "ocr does"; got != want {
 		t.Errorf("tool document after the tools index took documents again: %q, want %q", got, want)
+	}
+	if got := toolNames(e.toolDocOf(a)); !slices.Equal(got, []string{"ocr"}) {
+		t.Errorf("repaired tool document's list %v, want [ocr]", got)
 	}
 }

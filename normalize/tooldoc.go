@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -18,8 +19,9 @@ import (
 // record's filterable fields too, so that the one filter of a search
 // (access, liveness, expiry, type, publisher, ...) applies to it exactly
 // as to its record: ingest writes, patches and deletes the two together.
-// The tool lists stay on the records alone: a search reads those of the
-// results it shows whose tools may name a match.
+// It carries the record's tool list too (FieldTools, stored, not
+// searched), so that the search that finds a server through its tools
+// reads its tools in the same answer.
 
 // ToolsIndex is the uid of the tools index beside the records index index.
 func ToolsIndex(index string) string { return index + "_tools" }
@@ -53,6 +55,16 @@ func ToolWords(ts *ToolSet) string {
 	return b.String()
 }
 
+// FieldToolDocVersion is the tools index's member telling which
+// ToolDocVersion wrote a tool document (absent: 1, before the documents
+// carried the tool lists).
+const FieldToolDocVersion = "toolDocVersion"
+
+// ToolDocVersion is the version of what ToolDocument writes: a tool
+// document of an older version is written again from its record when
+// ingest starts.
+const ToolDocVersion = 2
+
 // ToolDocField reports whether a tool document carries the record field
 // field (a top-level document member or a dotted path below one): the
 // document's id and identifier and every filterable field.
@@ -73,7 +85,8 @@ var toolDocRoots = sync.OnceValue(func() map[string]bool {
 })
 
 // ToolDocument returns the tools index document of d: its id, identifier
-// and filterable fields, as d holds them, and the ToolWords of its tools.
+// and filterable fields and its tools (FieldTools), as d holds them, the
+// ToolWords of its tools, and its ToolDocVersion.
 // It returns nil and no error when d lists no tools (a record without tools
 // has no tool document), and an error when d cannot be encoded: the caller
 // then keeps the tool document it has rather than reading "no tools".
@@ -92,7 +105,7 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	for k := range all {
-		if !ToolDocField(k) {
+		if !ToolDocField(k) && k != FieldTools {
 			delete(all, k)
 		}
 	}
@@ -101,6 +114,7 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	all[FieldToolWords] = words
+	all[FieldToolDocVersion] = json.RawMessage(strconv.Itoa(ToolDocVersion))
 	return all, nil
 }
 

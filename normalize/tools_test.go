@@ -2,7 +2,9 @@ package normalize
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,8 +110,15 @@ func TestToolWords(t *testing.T) {
 	if string(td[FieldToolWords]) != `"pdf to markdown convert a ocr read the text of scanned"` || td[FieldIdentifier] == nil || td[FieldType] == nil {
 		t.Errorf("tool document %v: want its words, identifier and filterable fields", td)
 	}
-	if td["description"] != nil || td[FieldTools] != nil {
-		t.Errorf("tool document %v carries fields nothing searches or filters", td)
+	if td["description"] != nil {
+		t.Errorf("tool document %v carries fields nothing searches, filters or reads", td)
+	}
+	var got ToolSet
+	if err := json.Unmarshal(td[FieldTools], &got); err != nil || !reflect.DeepEqual(&got, d.Tools) {
+		t.Errorf("tool document's tools %s (%v), want the record's %+v", td[FieldTools], err, d.Tools)
+	}
+	if string(td[FieldToolDocVersion]) != strconv.Itoa(ToolDocVersion) {
+		t.Errorf("tool document's version %s, want %d", td[FieldToolDocVersion], ToolDocVersion)
 	}
 	bad := d
 	bad.Data = json.RawMessage("{")
