@@ -103,9 +103,15 @@ func stageProfiles(b *testing.B, sides []benchIdx, bodies [][]byte, ops int) {
 		}
 		queries[i] = q
 	}
+	meter := newCPUMeter(sides[0].ms.URL)
+	cpuSelf, cpuMeili := make([]time.Duration, len(sides)), make([]time.Duration, len(sides))
 	_, errs := alternate(len(sides), ops/20, 10, func(side, i int) error {
 		q := *queries[i%len(queries)]
+		s0, m0 := meter.read()
 		_, err := engines[side].Search(context.Background(), &q, nil)
+		s1, m1 := meter.read()
+		cpuSelf[side] += s1 - s0
+		cpuMeili[side] += m1 - m0
 		return err
 	})
 	if errs > 0 {
@@ -113,8 +119,9 @@ func stageProfiles(b *testing.B, sides []benchIdx, bodies [][]byte, ops int) {
 	}
 	for i, name := range []string{"with the tool index", "without"} {
 		st := profs[i].snapshot()
-		fmt.Printf("engine steps %s, mean ms a search: search %.2f, fetch %.2f, rerank %.2f, hits %.2f\n", name,
-			st.mean(search.StageSearch), st.mean(search.StageFetch), st.mean(search.StageRerank), st.mean(search.StageHits))
+		fmt.Printf("engine steps %s, mean ms a search: search %.2f, fetch %.2f, rerank %.2f, hits %.2f; CPU ms a search: engine %.2f, Meilisearch %.2f\n", name,
+			st.mean(search.StageSearch), st.mean(search.StageFetch), st.mean(search.StageRerank), st.mean(search.StageHits),
+			ms2(cpuSelf[i])/float64(st.requests), ms2(cpuMeili[i])/float64(st.requests))
 	}
 }
 

@@ -108,10 +108,9 @@ type Result struct {
 	TermDocs []int
 	// Preferred holds the IDs of hits Request.Prefer boosted.
 	Preferred map[string]bool
-	// ToolWords holds, by ID, the tool words (normalize.ToolWords) of the
-	// servers the tools sub-queries found: those whose tools may name a
-	// match.
-	ToolWords map[string]string
+	// Tools holds, by ID, the tools of the servers the tools sub-queries
+	// found: those whose tools may name a match.
+	Tools map[string]*ServerTools
 	// ToolErr is why the tools sub-queries found nothing when they failed
 	// (nil otherwise): the result is then the records' alone.
 	ToolErr error
@@ -125,7 +124,7 @@ var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	r.fillDefaults()
 	attrs, want := r.retrieve()
-	tools := startTools(ctx, c, r.toolQueries(attrs))
+	tools := startTools(ctx, c, r.toolQueries(attrs), r.IDField)
 	defer tools.stop()
 	results, err := multiSearch(ctx, c, r.queries(attrs))
 	if err != nil {
@@ -158,7 +157,7 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	r.fillDefaults()
 	battrs, bwant := base.retrieve()
 	rattrs, rwant := r.retrieve()
-	tools := startTools(ctx, c, append(base.toolQueries(battrs), r.toolQueries(rattrs)...))
+	tools := startTools(ctx, c, append(base.toolQueries(battrs), r.toolQueries(rattrs)...), r.IDField)
 	defer tools.stop()
 	bq, rq := base.queries(battrs), r.queries(rattrs)
 	// Keyword only, r's first sub-query only counts the documents its
@@ -215,15 +214,15 @@ func multiSearch(ctx context.Context, c Client, queries []*meilisearch.SearchReq
 
 // answers is what r's queries returned, read: the semantic list, each
 // term's hits and document count (the tools sub-queries' servers among
-// them), the hits a preference boosts, and the tool words of the servers
-// the tools sub-queries found.
+// them), the hits a preference boosts, and the tools of the servers the
+// tools sub-queries found.
 type answers struct {
 	sem       []query.Hit
 	terms     []query.TermResult
 	total     int
 	termDocs  []int
 	preferred map[string]bool
-	toolWords map[string]string
+	tools     map[string]*ServerTools
 	// fused is query.Fuse of the above when unscored fused them and
 	// fillSemantic added nothing since (nil otherwise): fuse reuses it.
 	fused []query.Scored
@@ -281,7 +280,7 @@ func (r Request) fuse(a answers) Result {
 	if r.Limit > 0 && len(fused) > r.Limit {
 		fused = fused[:r.Limit]
 	}
-	return Result{Hits: fused, Total: a.total, Terms: r.Terms, TermDocs: a.termDocs, Preferred: a.preferred, ToolWords: a.toolWords}
+	return Result{Hits: fused, Total: a.total, Terms: r.Terms, TermDocs: a.termDocs, Preferred: a.preferred, Tools: a.tools}
 }
 
 // keywordWeight is the keyword share of the fused score.

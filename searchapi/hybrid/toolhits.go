@@ -42,8 +42,9 @@ var toolStrategies = []meilisearch.MatchingStrategy{meilisearch.Last, meilisearc
 
 // toolQueries are the tools sub-queries: the request's terms as one query
 // under each of toolStrategies, retrieving each server's tool words
-// (normalize.ToolWords: one string, where its tool list would cost the
-// search more to read and decode than the query itself).
+// (normalize.ToolWords) and tool list (normalize.FieldTools): what the
+// search's results name as their matching tools (ServerTools), read and
+// decoded while the records' search runs instead of with the page.
 func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	if !r.searchesTools() {
 		return nil
@@ -53,7 +54,7 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	for i, m := range toolStrategies {
 		out[i] = &meilisearch.SearchRequest{
 			IndexUID: r.ToolIndex, Query: text, Filter: r.Filter, Limit: toolHitLimit,
-			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords),
+			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords, normalize.FieldTools),
 			MatchingStrategy:     m,
 		}
 	}
@@ -64,27 +65,36 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 // sent as a multi-search of their own at the same time as the records':
 // Meilisearch runs a multi-search's queries one after another, and two
 // requests on two cores, so the tools cost a search only the time they
-// take beyond the records' (docs/MEASUREMENTS.md). Their failure costs the
-// search its tools alone (Result.ToolErr).
+// take beyond the records' (docs/MEASUREMENTS.md). The same goroutine
+// decodes the servers' tool lists (prepareTools), off the search's
+// critical path while the records' answer is awaited. Their failure costs
+// the search its tools alone (Result.ToolErr).
 type toolSearch struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
+	idField string
 	results []meilisearch.SearchResponse
-	err     error
+	// tools holds, for each hit of each of results, its server's tools.
+	tools [][]*ServerTools
+	err   error
 }
 
-// startTools sends queries (none: nothing) in the background, under ctx.
-// The caller stops it (stop) whatever happens.
-func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest) *toolSearch {
+// startTools sends queries (none: nothing) in the background, under ctx,
+// and prepares the tools of the servers they find, identified by their
+// idField. The caller stops it (stop) whatever happens.
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string) *toolSearch {
 	t := &toolSearch{done: make(chan struct{})}
 	if len(queries) == 0 {
 		close(t.done)
 		return t
 	}
 	ctx, t.cancel = context.WithCancel(ctx)
+	t.idField = idField
 	go func() {
 		defer close(t.done)
-		t.results, t.err = multiSearch(ctx, c, queries)
+		if t.results, t.err = multiSearch(ctx, c, queries); t.err == nil {
+			t.tools = prepareTools(t.results, idField)
+		}
 	}()
 	return t
 }
@@ -98,11 +108,11 @@ func (t *toolSearch) stop() {
 	<-t.done
 }
 
-// toolHit is a server a tools sub-query found: its identifier, its tool
-// words and its value of the preference's field.
+// toolHit is a server a tools sub-query found: its identifier, its tools
+// and its value of the preference's field.
 type toolHit struct {
 	id     string
-	words  string
+	tools  *ServerTools
 	prefer json.RawMessage
 }
 
@@ -125,7 +135,7 @@ func (t *toolSearch) hits(reqs ...*Request) ([][]toolHit, error) {
 			return nil, fmt.Errorf("%w: %d tools answers", ErrBadResponse, len(t.results))
 		}
 		var err error
-		if out[i], err = r.toolHits(t.results[at : at+len(toolStrategies)]); err != nil {
+		if out[i], err = r.toolHits(t.results[at:at+len(toolStrategies)], t.tools[at:at+len(toolStrategies)]); err != nil {
 			return nil, err
 		}
 		at += len(toolStrategies)
@@ -133,13 +143,14 @@ func (t *toolSearch) hits(reqs ...*Request) ([][]toolHit, error) {
 	return out, nil
 }
 
-// toolHits reads the answers of r's tools sub-queries: the servers they
-// found, each once.
-func (r Request) toolHits(results []meilisearch.SearchResponse) ([]toolHit, error) {
+// toolHits reads the answers of r's tools sub-queries (results, and the
+// servers' tools prepareTools read of them): the servers they found, each
+// once.
+func (r Request) toolHits(results []meilisearch.SearchResponse, tools [][]*ServerTools) ([]toolHit, error) {
 	var out []toolHit
 	seen := map[string]bool{}
-	for _, res := range results {
-		for _, h := range res.Hits {
+	for k, res := range results {
+		for j, h := range res.Hits {
 			id, ok := String(h[r.IDField])
 			if !ok {
 				return nil, fmt.Errorf("%w: tool hit without a string %s", ErrBadResponse, r.IDField)
@@ -148,8 +159,7 @@ func (r Request) toolHits(results []meilisearch.SearchResponse) ([]toolHit, erro
 				continue // found by both queries
 			}
 			seen[id] = true
-			words, _ := String(h[normalize.FieldToolWords])
-			th := toolHit{id: id, words: words}
+			th := toolHit{id: id, tools: tools[k][j]}
 			if r.Prefer != nil {
 				th.prefer = h[r.Prefer.Field]
 			}
@@ -163,20 +173,20 @@ func (r Request) toolHits(results []meilisearch.SearchResponse) ([]toolHit, erro
 // term results in a: a server whose tools hold a term is a hit of that
 // term's sub-query (scored toolTermScore unless its own text scored
 // higher) and counts among the documents holding it. It keeps each
-// server's tool words, by ID, in a.toolWords; want holds the preferred
-// values (r.retrieve).
+// server's tools, by ID, in a.tools; want holds the preferred values
+// (r.retrieve).
 func (r Request) addTools(a *answers, found []toolHit, want map[string]bool) {
 	if len(found) == 0 {
 		return
 	}
-	a.toolWords = make(map[string]string, len(found))
+	a.tools = make(map[string]*ServerTools, len(found))
 	at := hitPlaces(a.terms)
 	for _, h := range found {
 		if want != nil && !a.preferred[h.id] && holdsAny(h.prefer, want) {
 			a.preferred[h.id] = true
 		}
-		a.toolWords[h.id] = h.words
-		r.addToolHit(h.id, strings.Fields(h.words), a.terms, a.termDocs, at)
+		a.tools[h.id] = h.tools
+		r.addToolHit(h.id, h.tools.Held, a.terms, a.termDocs, at)
 	}
 }
 

@@ -2,9 +2,11 @@ package hybrid
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,12 +18,13 @@ import (
 )
 
 // toolDoc is a tools index document: a server's identifier, one of its
-// filterable fields and its tool words.
+// filterable fields, its tool words and its tool list.
 type toolDoc struct {
-	ID         string `json:"id"`
-	Identifier string `json:"identifier"`
-	Type       string `json:"type"`
-	ToolWords  string `json:"toolWords"`
+	ID         string             `json:"id"`
+	Identifier string             `json:"identifier"`
+	Type       string             `json:"type"`
+	ToolWords  string             `json:"toolWords"`
+	Tools      *normalize.ToolSet `json:"tools"`
 }
 
 // newToolIndex builds the records of newIndex and a tools index beside
@@ -43,7 +46,11 @@ func newToolIndex(t *testing.T) (*meilitest.Server, string, string) {
 	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
-	docs := []toolDoc{{"b", "urn:ai:b.test:agent:weather", "agent", "geocode street address latitude longitude forecast"}}
+	geocode := &normalize.ToolSet{Items: []normalize.Tool{
+		{Name: "geocode", Description: "street address latitude longitude"},
+		{Name: "forecast"},
+	}}
+	docs := []toolDoc{{"b", "urn:ai:b.test:agent:weather", "agent", normalize.ToolWords(geocode), geocode}}
 	if task, err = ti.AddDocuments(docs, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +110,8 @@ func (c *toolsClient) MultiSearchWithContext(ctx context.Context, q *meilisearch
 
 // TestToolsSentApart: the tools sub-queries go in a multi-search of their
 // own (the records' names the records index alone), and a server its
-// tools alone tie to the request's words is found, its tool words kept.
+// tools alone tie to the request's words is found, its tool words and
+// tools read, each tool's words beside it.
 func TestToolsSentApart(t *testing.T) {
 	srv, index, tools := newToolIndex(t)
 	ctx := context.Background()
@@ -117,8 +125,13 @@ func TestToolsSentApart(t *testing.T) {
 		t.Fatalf("ToolErr = %v", got.ToolErr)
 	}
 	const weather = "urn:ai:b.test:agent:weather"
-	if !slices.Contains(ids(got), weather) || got.ToolWords[weather] == "" {
-		t.Errorf("hits %v, tool words %v: want the weather agent, found by its tools", ids(got), got.ToolWords)
+	if !slices.Contains(ids(got), weather) || got.Tools[weather] == nil {
+		t.Fatalf("hits %v, tools %v: want the weather agent, found by its tools", ids(got), got.Tools)
+	}
+	st := got.Tools[weather]
+	wantWords := [][]string{{"geocode", "street", "address", "latitude", "longitude"}, {"forecast"}}
+	if st.Words != "geocode street address latitude longitude forecast" || len(st.Tools) != 2 || st.Tools[0].Name != "geocode" || !reflect.DeepEqual(st.ToolWords, wantWords) {
+		t.Errorf("the weather agent's tools %+v: want its words, its two tools and their words %v", st, wantWords)
 	}
 	apart := len(c.calls) == 2 && len(c.calls[0]) == 1 && len(c.calls[1]) == 1 && c.calls[0][0] != c.calls[1][0]
 	if !apart || !slices.ContainsFunc(c.calls, func(u []string) bool { return u[0] == tools }) {
@@ -199,5 +212,39 @@ func TestToolsCanceledWithSearch(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Search took %v: it waited for the tools search instead of canceling it", d)
+	}
+}
+
+// TestPrepareTools: a server two tools queries found is read once; a tool
+// list that cannot be read leaves the server its words and no tools.
+func TestPrepareTools(t *testing.T) {
+	hit := func(id, words, tools string) meilisearch.Hit {
+		h := meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`), normalize.FieldToolWords: json.RawMessage(`"` + words + `"`)}
+		if tools != "" {
+			h[normalize.FieldTools] = json.RawMessage(tools)
+		}
+		return h
+	}
+	pdf := `{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`
+	results := []meilisearch.SearchResponse{
+		{Hits: meilisearch.Hits{hit("a", "pdf to markdown convert a", pdf), hit("bad", "ocr", `{"items": 3}`)}},
+		{Hits: meilisearch.Hits{hit("a", "pdf to markdown convert a", pdf), hit("none", "x", "")}},
+	}
+	got := prepareTools(results, "identifier")
+	if len(got) != 2 || len(got[0]) != 2 || len(got[1]) != 2 {
+		t.Fatalf("prepareTools: %v, want one entry a hit", got)
+	}
+	a := got[0][0]
+	if a != got[1][0] {
+		t.Error("a server both queries found was read twice")
+	}
+	if len(a.Tools) != 1 || !slices.Equal(a.ToolWords[0], []string{"pdf", "to", "markdown", "convert", "a", "pdf"}) || !slices.Equal(a.Held, strings.Fields(a.Words)) {
+		t.Errorf("a: %+v, want its tool and the tool's words", a)
+	}
+	if b := got[0][1]; b.Words != "ocr" || b.Tools != nil {
+		t.Errorf("a server whose list cannot be read: %+v, want its words and no tools", b)
+	}
+	if n := got[1][1]; n.Words != "x" || n.Tools != nil {
+		t.Errorf("a server without a list: %+v, want its words and no tools", n)
 	}
 }

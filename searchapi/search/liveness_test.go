@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 	"github.com/agentfinder/agentfinder/searchapi/score"
 )
@@ -41,17 +43,28 @@ func TestOrderByLiveness(t *testing.T) {
 	}
 }
 
+// TestMatchTools: a server's tools holding half of the request's words
+// or more are named, best first; a plural matches its stem; a server the
+// tools sub-queries did not find names none.
 func TestMatchTools(t *testing.T) {
-	tools := json.RawMessage(`{"source": "tools/list", "listed": 3, "items": [
+	var ts normalize.ToolSet
+	err := json.Unmarshal([]byte(`{"source": "tools/list", "listed": 3, "items": [
 	  {"name": "docx_to_text", "description": "Extract the plain text of a Word (.docx) file."},
 	  {"name": "pdf_to_markdown", "title": "PDF to Markdown", "description": "Convert a PDF document into clean Markdown text."},
-	  {"name": "markdown_lint", "description": "Check Markdown files for style problems."}]}`)
+	  {"name": "markdown_lint", "description": "Check Markdown files for style problems."}]}`), &ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := hybrid.NewServerTools(normalize.ToolWords(&ts), ts.Items)
 	got := matchTools(tools, []string{"convert", "pdf", "markdown"})
 	if len(got) != 1 || got[0].Name != "pdf_to_markdown" || got[0].Match != 1 {
 		t.Errorf("matchTools: %+v, want pdf_to_markdown alone with match 1 (markdown_lint holds one word of three)", got)
 	}
 	if got := matchTools(tools, []string{"markdowns"}); len(got) != 2 {
 		t.Errorf("a plural matches its stem: %+v, want the two markdown tools", got)
+	}
+	if got := matchTools(tools, []string{"geocode", "address", "markdown"}); got != nil {
+		t.Errorf("a server whose words hold a third of the request's: %+v, want none", got)
 	}
 	if got := matchTools(nil, []string{"pdf"}); got != nil {
 		t.Errorf("no tools: %+v", got)

@@ -217,10 +217,10 @@ type rankedResult struct {
 	Terms    []string
 	TermDocs []int
 	Total    int
-	// ToolWords are the tool words of the servers the tools sub-queries
-	// found, by identifier (hybrid.Result.ToolWords); a filtered search's
+	// Tools are the tools of the servers the tools sub-queries found, by
+	// identifier (hybrid.Result.Tools); a filtered search's
 	// (Engine.scaled) hold also those its base search found.
-	ToolWords map[string]string
+	Tools map[string]*hybrid.ServerTools
 }
 
 // ranked returns at least the first n results of p's ranking when there
@@ -246,7 +246,7 @@ func (s *Engine) ranked(ctx context.Context, r hybrid.Request, n int) (rankedRes
 // results.
 func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Result, n int) (rankedResult, error) {
 	res := rankedResult{Hits: first.Hits, Shallow: len(first.Hits), Preferred: first.Preferred,
-		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total, ToolWords: first.ToolWords}
+		Terms: first.Terms, TermDocs: first.TermDocs, Total: first.Total, Tools: first.Tools}
 	if len(first.Hits) >= n {
 		return res, nil
 	}
@@ -275,7 +275,7 @@ func (s *Engine) deepen(ctx context.Context, r hybrid.Request, first hybrid.Resu
 		}
 		res.Preferred[id] = true
 	}
-	res.ToolWords = withToolWords(res.ToolWords, deep.ToolWords)
+	res.Tools = withTools(res.Tools, deep.Tools)
 	return res, nil
 }
 
@@ -331,11 +331,11 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	end := min(offset+limit, n)
 	ids := pageIDs(pool, rest, present, offset, end)
 	qt := normalize.Terms(q.Text) // for evidence and matched tools
-	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], mayNameTools(ids, res.ToolWords, qt), &out)
+	byID, err := s.fetchPage(ctx, q, ids, vec, res.Hits[:res.Shallow], &out)
 	if err != nil {
 		return out, err
 	}
-	addToolWords(byID, res.ToolWords)
+	addToolWords(byID, res.Tools)
 	w.lap(StageFetch)
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
@@ -372,7 +372,8 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 		if !rel.model.Keep(p, out.Best, cut) || !ok {
 			continue // below the cut-off, or removed since the search
 		}
-		out.Hits = append(out.Hits, s.toHit(d, q, qt, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID], dead[seq[i].ID]))
+		tools := matchTools(res.Tools[seq[i].ID], qt)
+		out.Hits = append(out.Hits, s.toHit(d, q, qt, tools, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID], dead[seq[i].ID]))
 	}
 	if n > offset+limit && rel.mayPass(poolScores, offset+limit, out.Best, cut) {
 		out.Next = offset + limit
@@ -427,8 +428,8 @@ func (s *Engine) scaled(ctx context.Context, q *Query, prep preparedQuery, n int
 	plan.Counts = &hybrid.Counts{Docs: scale.Total, TermDocs: scale.TermDocs}
 	res, err = s.deepen(ctx, plan, first, n)
 	// The base search's tools sub-queries may have found servers the
-	// filtered one did not: the page reads the words of both.
-	res.ToolWords = withToolWords(withToolWords(nil, scale.ToolWords), res.ToolWords)
+	// filtered one did not: the page reads the tools of both.
+	res.Tools = withTools(withTools(nil, scale.Tools), res.Tools)
 	return res, scale, err
 }
 
@@ -459,13 +460,10 @@ func hitIDs(hits []query.Scored) map[string]bool {
 // the same round trip, when q.Facets names fields, their values counted
 // over the best of the first tier of candidates (what the search found,
 // whichever page is shown) into out.Facets. The records' tool lists are
-// read only for named, the documents whose tools may name a match
-// (mayNameTools).
-func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []float32, tier []query.Scored, named []string, out *localPage) (map[string]meiliHit, error) {
+// not read: the tools sub-queries read those of the servers whose tools
+// may name a match (hybrid.ServerTools).
+func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []float32, tier []query.Scored, out *localPage) (map[string]meiliHit, error) {
 	var also []*meilisearch.SearchRequest
-	if len(named) > 0 {
-		also = append(also, s.toolLists(named, q.Access))
-	}
 	if len(q.Facets) > 0 && len(tier) > 0 {
 		also = append(also, s.candidateFacets(tier, q.Facets, q.Access))
 	}
@@ -486,10 +484,6 @@ func (s *Engine) fetchPage(ctx context.Context, q *Query, ids []string, vec []fl
 	for _, d := range docs {
 		id, _ := hybrid.String(d[normalize.FieldIdentifier])
 		byID[id] = meiliHit(d)
-	}
-	if len(named) > 0 {
-		addToolLists(byID, more[0].Hits)
-		more = more[1:]
 	}
 	if len(more) > 0 {
 		out.Facets = s.facetCounts(ctx, more[0].FacetDistribution)
@@ -541,11 +535,10 @@ func (rel *relevance) mayPass(poolScores []float64, from, best, cut int) bool {
 
 // toHit turns a fetched document, its fused components and its score
 // (0..100) into a result entry. The record's tools are not shown: the ones
-// matching the request are (matchedTools). dead is the health status of
-// an endpoint ordered below live ones ("" when live).
-func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, sc query.Scored, pct int, vec []float32, preferred bool, dead string) federation.Hit {
+// matching the request are (tools, matchedTools). dead is the health
+// status of an endpoint ordered below live ones ("" when live).
+func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, tools []MatchedTool, sc query.Scored, pct int, vec []float32, preferred bool, dead string) federation.Hit {
 	fillTrustHealth(h)
-	tools := matchTools(h[normalize.FieldTools], qterms)
 	delete(h, normalize.FieldTools)
 	delete(h, normalize.FieldToolWords)
 	if len(tools) > 0 {

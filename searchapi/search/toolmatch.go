@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"encoding/json"
 	"slices"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -34,20 +33,19 @@ const maxMatchedTools = 3
 // four-word request tools with two of them.
 const minToolMatch = 0.5
 
-// matchTools returns the tools of a result's record (its "tools" field)
-// that match the request's informative words qterms, best first: at most
-// maxMatchedTools, each holding at least minToolMatch of the words.
-func matchTools(toolsRaw json.RawMessage, qterms []string) []MatchedTool {
-	if len(toolsRaw) == 0 || len(qterms) == 0 {
-		return nil
-	}
-	var ts normalize.ToolSet
-	if json.Unmarshal(toolsRaw, &ts) != nil {
+// matchTools returns the tools of a result's server (st, as the tools
+// sub-queries read them; nil when they did not find it) that match the
+// request's informative words qterms, best first: at most
+// maxMatchedTools, each holding at least minToolMatch of the words. A
+// tool's words are among its server's, so a server whose words hold fewer
+// names none.
+func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
+	if st == nil || len(st.Tools) == 0 || len(qterms) == 0 || termShare(st.Held, qterms) < minToolMatch {
 		return nil
 	}
 	var out []MatchedTool
-	for _, t := range ts.Items {
-		m := termShare(normalize.Words(normalize.ToolText(t)), qterms)
+	for i, t := range st.Tools {
+		m := termShare(st.ToolWords[i], qterms)
 		if m < minToolMatch {
 			continue
 		}

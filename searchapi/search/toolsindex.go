@@ -3,26 +3,21 @@ package search
 import (
 	"context"
 	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/meilisearch/meilisearch-go"
-
 	"github.com/agentfinder/agentfinder/normalize"
-	"github.com/agentfinder/agentfinder/searchapi/filter"
 	"github.com/agentfinder/agentfinder/searchapi/hybrid"
 )
 
 // The tools index (normalize.ToolsIndex) beside the engine's index holds
 // the words of the records' tools, searched by each search's tools
 // sub-queries (searchapi/hybrid: a request of their own, sent at the same
-// time as the records'), which also read back the tool words of the
-// servers it finds: they count towards how much of the request a server
-// covers, and tell which results may name a matching tool, whose tool
-// lists alone are then read from the records with the page. ingest creates
+// time as the records'), which also read back the tool words and tool
+// lists of the servers it finds: the words count towards how much of the
+// request a server covers, and the lists name a result's matching tools
+// (matchTools), decoded while the records' search runs. ingest creates
 // it; an index written before it existed, or by hand without it, has none
 // until ingest runs on it, and the engine then searches without tools
 // instead of failing; a tools search that fails costs the search its
@@ -91,61 +86,26 @@ func (s *Engine) toolsFailed(ctx context.Context, err error, reqs ...*hybrid.Req
 // newToolsIndex is the tools index beside index.
 func newToolsIndex(index string) toolsIndex { return toolsIndex{uid: normalize.ToolsIndex(index)} }
 
-// withToolWords returns words with more's entries added (words may be
-// nil).
-func withToolWords(words, more map[string]string) map[string]string {
+// withTools returns tools with more's entries added (tools may be nil).
+func withTools(tools, more map[string]*hybrid.ServerTools) map[string]*hybrid.ServerTools {
 	if len(more) == 0 {
-		return words
+		return tools
 	}
-	if words == nil {
-		words = make(map[string]string, len(more))
+	if tools == nil {
+		tools = make(map[string]*hybrid.ServerTools, len(more))
 	}
-	maps.Copy(words, more)
-	return words
+	maps.Copy(tools, more)
+	return tools
 }
 
 // addToolWords puts on each fetched document the words of its tools that
 // the tools sub-queries read (normalize.FieldToolWords): what scores the
 // document's tools (candidateOf). A document they did not find holds none:
 // its tools hold few of the request's words.
-func addToolWords(byID map[string]meiliHit, words map[string]string) {
-	for id, w := range words {
+func addToolWords(byID map[string]meiliHit, tools map[string]*hybrid.ServerTools) {
+	for id, st := range tools {
 		if d, ok := byID[id]; ok {
-			d[normalize.FieldToolWords] = mustJSON(w)
-		}
-	}
-}
-
-// mayNameTools returns the ids whose tool words (words, by identifier)
-// hold enough of the request's words qterms for one of their tools to
-// match (minToolMatch): a tool's words are among its server's, so no
-// other document names a tool, and only the tool lists of these are read.
-func mayNameTools(ids []string, words map[string]string, qterms []string) []string {
-	if len(words) == 0 || len(qterms) == 0 {
-		return nil
-	}
-	var out []string
-	for _, id := range ids {
-		if w := words[id]; w != "" && !slices.Contains(out, id) && termShare(strings.Fields(w), qterms) >= minToolMatch {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// toolLists is the request reading the tool lists of the records of ids
-// under the caller's access (sent with the page fetch).
-func (s *Engine) toolLists(ids []string, access []string) *meilisearch.SearchRequest {
-	return &meilisearch.SearchRequest{IndexUID: s.cfg.Index, Filter: filter.And(filter.In(normalize.FieldIdentifier, ids), filter.Access(access)).Filter(),
-		Limit: int64(len(ids)), AttributesToRetrieve: []string{normalize.FieldIdentifier, normalize.FieldTools}}
-}
-
-// addToolLists puts on each fetched document its tool list as toolLists
-// read it (hits), for matchTools.
-func addToolLists(byID map[string]meiliHit, hits meilisearch.Hits) {
-	for _, h := range hits {
-		if id, ok := hybrid.String(h[normalize.FieldIdentifier]); ok && byID[id] != nil {
-			byID[id][normalize.FieldTools] = h[normalize.FieldTools]
+			d[normalize.FieldToolWords] = mustJSON(st.Words)
 		}
 	}
 }
