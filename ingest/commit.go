@@ -138,7 +138,7 @@ func (c *commitRun) planUpserts(ctx context.Context) {
 	ix.optOutDocs(docs)
 	lines := make([]line, 0, len(docs))
 	for i, d := range docs {
-		raw, err := json.Marshal(d)
+		raw, err := json.Marshal(normalize.RecordDocument(d)) // its tools go to the tools index (planTools)
 		if err != nil {
 			err = fmt.Errorf("ingest: encode %s: %w", d.Identifier, err)
 			c.fail(b.from[ids[i]], err)

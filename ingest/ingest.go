@@ -244,12 +244,16 @@ type Indexer struct {
 	unstamped map[string]claimKey         // id -> documents loaded without health (until setup stamps them)
 	unaliased map[string][]string         // id -> alias keys of documents loaded without them (until setup stamps them)
 	healths   map[string]normalize.Health // id -> the stored health, kept only without Config.Health
-	toolful   map[string]bool             // ids of the documents load read with tools (until setup syncs the tools index)
+	toolful   map[string]string           // id -> ToolsKey of the documents load read with tools, or legacyTools (until setup syncs the tools index)
 	toolDocs  map[string]bool             // ids the tools index holds a document for
 	// toolsPending are ids whose tool documents a failed write may have
-	// left out of step with their records: repaired from the records
-	// index before the next commit.
+	// left out of step with their records: repaired before the next
+	// commit (syncTools).
 	toolsPending map[string]bool
+	// toolsUnwritten are the tool lists a failed tools index write did not
+	// store (nil: the record lists none), by id: the tools index is their
+	// one home, so the repair writes them from here.
+	toolsUnwritten map[string]*normalize.ToolSet
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -297,10 +301,11 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		unstamped: make(map[string]claimKey),
 		unaliased: make(map[string][]string),
 		healths:   make(map[string]normalize.Health),
-		toolful:   make(map[string]bool),
+		toolful:   make(map[string]string),
 		toolDocs:  make(map[string]bool),
 
-		toolsPending: make(map[string]bool),
+		toolsPending:   make(map[string]bool),
+		toolsUnwritten: make(map[string]*normalize.ToolSet),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()

@@ -25,7 +25,7 @@ type docMeta struct {
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
 	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
-	normalize.FieldToolNames}
+	normalize.FieldToolNames, normalize.FieldToolsKey}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -44,11 +44,13 @@ type metaDoc struct {
 	MatchKeys         []string          `json:"matchKeys"`
 	AliasKeys         []string          `json:"aliasKeys"`
 	Unembedded        bool              `json:"unembedded"`
-	// Tools holds the tools' names alone: whether the record has a tool
-	// document (normalize.ToolDocument).
+	// Tools holds the tools' names alone: whether the record still holds
+	// its tools, as records written before the tools index became their
+	// lists' one home do (normalize.RecordDocument).
 	Tools *struct {
 		Items []struct{} `json:"items"`
 	} `json:"tools"`
+	ToolsKey string `json:"toolsKey"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -126,7 +128,9 @@ func (ix *Indexer) load(ctx context.Context) error {
 		}
 		ix.setMeta(m)
 		if m.Tools != nil && len(m.Tools.Items) > 0 {
-			ix.toolful[m.ID] = true
+			ix.toolful[m.ID] = legacyTools
+		} else if m.ToolsKey != "" {
+			ix.toolful[m.ID] = m.ToolsKey
 		}
 		if m.Health == nil {
 			ix.unstamped[m.ID] = claimKey{identifier: m.Identifier, catalog: m.SourceCatalog}

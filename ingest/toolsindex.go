@@ -14,17 +14,22 @@ import (
 
 // The tools index (normalize.ToolsIndex) holds one document per record
 // with tools (normalize.ToolDocument): its tools' words, searchable there
-// and nowhere else, its tool list, read with the servers a search finds
-// there, and the record's filterable fields, so that a search's
-// filter applies to it as to the record. ingest keeps it in step with the
+// and nowhere else, its tool list, and the record's filterable fields, so
+// that a search's filter applies to it as to the record. It is the one
+// home of the tool lists: the records index stores its documents without
+// them (normalize.RecordDocument). ingest keeps it in step with the
 // records index in every commit: a record written is written there too
 // (or its tool document deleted when it lists no tools any more), a record
 // deleted is deleted there, and a patch of a record's fields (health,
 // stale, lost claims) patches its tool document. A tool document whose
-// write failed, or whose record's write failed, is repaired from the
-// records index at the next commit (toolsPending), and at start ingest
-// brings the tools index in step with the records it holds (syncTools),
-// so a failure or a crash between the two writes loses nothing.
+// write failed, or whose record's write failed, is repaired at the next
+// commit (toolsPending): its fields from the stored record, its tools
+// from the tool list the failed write held (toolsUnwritten), else from
+// the tool document itself; and at start ingest brings the tools index in
+// step with the records it holds (syncTools), so a failure or a crash
+// between the two writes loses nothing. (A record whose own write failed
+// keeps the tool list its commit wrote: the next write of the record
+// writes both again.)
 
 // toolRankingRules: what a search reads from the tools index is which
 // servers' tools hold the most of a request's informative words (one
@@ -68,60 +73,70 @@ var noPrefixSearch = "disabled"
 // reads which records it holds, and brings it in step with the records
 // index (toolsOutOfStep), writing again the tool documents an older
 // ToolDocVersion wrote.
-func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]bool, stamped []string) error {
+func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]string, stamped []string) error {
 	if err := ix.st.ensureIndex(ctx, ix.tools); err != nil {
 		return err
 	}
 	if _, err := ix.st.applySettings(ctx, ix.tools, ToolsIndexSettings(), "", nil); err != nil {
 		return err
 	}
-	outdated, err := ix.loadToolDocs(ctx)
+	keys, outdated, err := ix.loadToolDocs(ctx)
 	if err != nil {
 		return err
 	}
-	sync := ix.toolsOutOfStep(toolful, slices.Concat(stamped, outdated))
+	sync := ix.toolsOutOfStep(toolful, keys, slices.Concat(stamped, outdated))
 	if len(sync) > 0 {
 		ix.st.logger.Info("bringing the tools index in step", "index", ix.tools, "documents", len(sync))
 	}
 	return ix.syncTools(ctx, sync)
 }
 
+// legacyTools marks, in Indexer.toolful, a stored record that still holds
+// its tools (written before the tools index was their one home): its tool
+// document is written from them, and they are then taken off the record.
+const legacyTools = "\x00legacy"
+
 // loadToolDocs reads the ids of the tools index's documents into
-// ix.toolDocs, and returns those an older ToolDocVersion wrote.
-func (ix *Indexer) loadToolDocs(ctx context.Context) ([]string, error) {
+// ix.toolDocs, and returns the ToolsKey each holds, by id, and those an
+// older ToolDocVersion wrote.
+func (ix *Indexer) loadToolDocs(ctx context.Context) (map[string]string, []string, error) {
+	keys := map[string]string{}
 	var outdated []string
-	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldToolDocVersion}, nil, func(raw []byte) error {
+	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldToolsKey, normalize.FieldToolDocVersion}, nil, func(raw []byte) error {
 		var d struct {
-			ID      string `json:"id"`
-			Version int    `json:"toolDocVersion"`
+			ID       string `json:"id"`
+			ToolsKey string `json:"toolsKey"`
+			Version  int    `json:"toolDocVersion"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return fmt.Errorf("load %s: %w", ix.tools, err)
 		}
 		ix.toolDocs[d.ID] = true
+		keys[d.ID] = d.ToolsKey
 		if d.Version < normalize.ToolDocVersion {
 			outdated = append(outdated, d.ID)
 		}
 		return nil
 	})
-	return outdated, err
+	return keys, outdated, err
 }
 
 // toolsOutOfStep returns, sorted, the ids whose tool documents are not
-// what the records index holds: records with tools (toolful) that have
-// none (an index from before the tools index, or a crash between two
-// writes), tool documents of records gone or without tools, and those of
-// records setup stamped (stamped: their health or alias keys changed, or
-// their tool documents are of an older version).
-func (ix *Indexer) toolsOutOfStep(toolful map[string]bool, stamped []string) []string {
+// in step with the records index: records with tools (toolful: their
+// ToolsKey, or legacyTools) whose tool document is missing or holds
+// another ToolsKey (keys: a crash or a failed write between the two
+// writes), tool documents of records gone or listing no tools, and those
+// of records setup stamped (stamped: their health or alias keys changed,
+// or their tool documents are of an older version).
+func (ix *Indexer) toolsOutOfStep(toolful, keys map[string]string, stamped []string) []string {
 	sync := map[string]bool{}
-	for id := range toolful {
-		if !ix.toolDocs[id] {
+	for id, key := range toolful {
+		if !ix.toolDocs[id] || key == legacyTools || keys[id] != key {
 			sync[id] = true
 		}
 	}
 	for id := range ix.toolDocs {
-		if !toolful[id] {
+		if ix.docs[id] == nil || toolful[id] == "" {
 			sync[id] = true
 		}
 	}
@@ -133,27 +148,38 @@ func (ix *Indexer) toolsOutOfStep(toolful map[string]bool, stamped []string) []s
 	return slices.Sorted(maps.Keys(sync))
 }
 
-// syncTools makes the tool documents of ids what the records index holds:
-// each record's tool document is written again from the stored record, and
-// those of records gone or without tools are deleted. A record whose tool
-// document cannot be built (normalize.ToolDocument's error) keeps the one
-// the tools index has, and is logged.
+// syncTools makes the tool documents of ids those of the records index's
+// records, with each record's tools (toolDocOf): each record's tool
+// document is written again, and those of records gone or without tools
+// are deleted; records that still held their tools have them taken off
+// (stripLegacy). A record whose tool document cannot be built
+// (normalize.ToolDocument's error, or tools nowhere to be found) keeps the
+// one the tools index has, and is logged.
 func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += chunkDocs {
 		part := ids[start:min(start+chunkDocs, len(ids))]
+		stored, err := ix.storedTools(ctx, part)
+		if err != nil {
+			return err
+		}
 		var lines []line
+		var legacy []*normalize.Document
 		keep := map[string]bool{} // not to delete
-		err := ix.st.scan(ctx, ix.index, nil, part, func(raw []byte) error {
+		err = ix.st.scan(ctx, ix.index, nil, part, func(raw []byte) error {
 			var d normalize.Document
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return err
 			}
-			td, err := normalize.ToolDocument(&d)
+			own := d.Tools != nil
+			td, err := ix.toolDocOf(&d, stored[d.ID])
 			if err != nil {
 				// Its siblings are repaired; its tool document stays as it is.
 				ix.st.logger.Error("tool document not rebuilt; the tools index keeps it", "id", d.ID, "err", err)
 				keep[d.ID] = true
 				return nil
+			}
+			if own {
+				legacy = append(legacy, &d)
 			}
 			if td != nil {
 				b, err := json.Marshal(td)
@@ -171,22 +197,103 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 		if err := ix.writeToolLines(ctx, lines); err != nil {
 			return err
 		}
-		var gone []string
-		for _, id := range part {
-			if !keep[id] {
-				gone = append(gone, id)
-			}
+		if err := ix.deleteToolDocs(ctx, part, keep); err != nil {
+			return err
 		}
-		if len(gone) > 0 {
-			if err := ix.st.write(ctx, "delete documents from "+ix.tools, ix.st.deleteTask(ix.tools, gone).send); err != nil {
-				return err
-			}
-			for _, id := range gone {
-				delete(ix.toolDocs, id)
-			}
+		if err := ix.stripLegacy(ctx, legacy); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// storedTool is what a tool document holds of its record's tools.
+type storedTool struct {
+	Tools    json.RawMessage `json:"tools"`
+	ToolsKey string          `json:"toolsKey"`
+}
+
+// toolDocOf is the tool document of the stored record d (read without its
+// tools, unless written before the tools index held them), whose tool
+// document holds stored. Its tools are, in this order: those a failed
+// write did not store (toolsUnwritten); the record's own; none when the
+// record lists none (its ToolsKey empty); those of its tool document when
+// it holds the record's ToolsKey; those the prober read when they do.
+// Found nowhere (a tool document lost), they are an error, and the
+// record's claim hash is forgotten so that its catalog's next fetch
+// writes it, and its tools, again.
+func (ix *Indexer) toolDocOf(d *normalize.Document, stored storedTool) (map[string]json.RawMessage, error) {
+	if ts, ok := ix.toolsUnwritten[d.ID]; ok {
+		d.Tools = ts
+	}
+	if d.Tools != nil || d.ToolsKey == "" {
+		return normalize.ToolDocument(d)
+	}
+	if stored.ToolsKey == d.ToolsKey && json.Unmarshal(stored.Tools, &d.Tools) == nil {
+		return normalize.ToolDocument(d)
+	}
+	if ts := ix.toolsFor(d.Identifier, d.SourceCatalog, nil); normalize.ToolsKey(ts) == d.ToolsKey {
+		d.Tools = ts
+		return normalize.ToolDocument(d)
+	}
+	if m := ix.docs[d.ID]; m != nil {
+		m.hash = "" // rewritten at its catalog's next fetch
+	}
+	return nil, fmt.Errorf("the tools of %s are lost: its record is written again at its catalog's next fetch", d.ID)
+}
+
+// storedTools reads what the tools index holds of the tools of ids.
+func (ix *Indexer) storedTools(ctx context.Context, ids []string) (map[string]storedTool, error) {
+	out := map[string]storedTool{}
+	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldTools, normalize.FieldToolsKey}, ids, func(raw []byte) error {
+		var d struct {
+			ID string `json:"id"`
+			storedTool
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		out[d.ID] = d.storedTool
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", ix.tools, err)
+	}
+	return out, nil
+}
+
+// deleteToolDocs deletes the tool documents of ids not in keep.
+func (ix *Indexer) deleteToolDocs(ctx context.Context, ids []string, keep map[string]bool) error {
+	var gone []string
+	for _, id := range ids {
+		if !keep[id] {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := ix.st.write(ctx, "delete documents from "+ix.tools, ix.st.deleteTask(ix.tools, gone).send); err != nil {
+		return err
+	}
+	for _, id := range gone {
+		delete(ix.toolDocs, id)
+	}
+	return nil
+}
+
+// stripLegacy takes the tool lists off stored records that still held
+// them, once their tool documents are written: they hold their ToolsKey
+// instead (normalize.RecordDocument), as every record written since.
+func (ix *Indexer) stripLegacy(ctx context.Context, docs []*normalize.Document) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	patch := make([]map[string]any, len(docs))
+	for i, d := range docs {
+		patch[i] = map[string]any{normalize.FieldID: d.ID, normalize.FieldTools: nil, normalize.FieldToolsKey: normalize.ToolsKey(d.Tools)}
+	}
+	return ix.st.write(ctx, "take tool lists off "+ix.index, ix.st.patchTask(ix.index, patch).send)
 }
 
 // writeToolLines writes tool documents and waits for them.
@@ -204,7 +311,7 @@ func (ix *Indexer) writeToolLines(ctx context.Context, lines []line) error {
 
 // repairTools brings the tool documents a failed write left out of step
 // (toolsPending) in step with the records index, before a commit. They stay
-// pending when that fails too.
+// pending, with their unwritten tool lists, when that fails too.
 func (ix *Indexer) repairTools(ctx context.Context) {
 	if len(ix.toolsPending) == 0 {
 		return
@@ -215,6 +322,7 @@ func (ix *Indexer) repairTools(ctx context.Context) {
 		return
 	}
 	clear(ix.toolsPending)
+	clear(ix.toolsUnwritten)
 }
 
 // planTools adds the tasks that keep the tools index in step with the
@@ -306,6 +414,9 @@ func (c *commitRun) settleTools(o *op) {
 		c.fails++
 		for _, id := range ids {
 			ix.toolsPending[id] = true
+			if d, ok := c.b.upserts[id]; ok && o.kind != opToolPatch {
+				ix.toolsUnwritten[id] = d.Tools // their one home did not get them
+			}
 		}
 		ix.st.logger.Error("tools index write failed; repairing at the next write", "kind", o.kind, "documents", len(ids), "err", o.err)
 		return
@@ -314,8 +425,10 @@ func (c *commitRun) settleTools(o *op) {
 		switch o.kind {
 		case opToolAdd:
 			ix.toolDocs[id] = true
+			delete(ix.toolsUnwritten, id) // a newer list is stored
 		case opToolDelete:
 			delete(ix.toolDocs, id)
+			delete(ix.toolsUnwritten, id)
 		}
 	}
 }

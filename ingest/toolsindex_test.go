@@ -166,23 +166,41 @@ func TestToolsIndexInStep(t *testing.T) {
 	})
 }
 
+// toolSource is a ToolSource holding what a prober read, by identifier.
+type toolSource map[string]*normalize.ToolSet
+
+func (s toolSource) Tools(identifier, _ string) (*normalize.ToolSet, bool) {
+	ts, ok := s[identifier]
+	return ts, ok
+}
+
 // TestToolsIndexRepairedAtStart: a tools index out of step with the
-// records (a tool document lost, an orphan left by a crash between two
-// writes, one an older version wrote without the tool list) is brought in
-// step when ingest starts.
+// records is brought in step when ingest starts, the tools index being the
+// one home of the tool lists: a lost tool document is written again from
+// the tools the prober read when they are the record's (its ToolsKey),
+// else its record's catalog writes it again at its next fetch; an orphan
+// left by a crash between two writes is deleted; a record an older ingest
+// wrote with its tools inside (and its tool document of version 1, words
+// and no list) has its tool document written from them and its list taken
+// off.
 func TestToolsIndexRepairedAtStart(t *testing.T) {
 	e := newEnv(t, Config{})
 	const origin = "https://repair.test/.well-known/ai-catalog.json"
-	a, b, c := "urn:air:repair.test:agent:a", "urn:air:repair.test:agent:b", "urn:air:repair.test:agent:c"
-	cat := catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"), entry(b, "B", "second", "2026-01-01"), entry(c, "C", "third", "2026-01-01")))
-	e.sync(withTools(withTools(cat, a, "ocr"), c, "translate"))
+	a, b, c, d := "urn:air:repair.test:agent:a", "urn:air:repair.test:agent:b", "urn:air:repair.test:agent:c", "urn:air:repair.test:agent:d"
+	cat := catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"), entry(b, "B", "second", "2026-01-01"),
+		entry(c, "C", "third", "2026-01-01"), entry(d, "D", "fourth", "2026-01-01")))
+	cat = withTools(withTools(withTools(cat, a, "ocr"), c, "translate"), d, "geocode")
+	e.sync(cat)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := e.ix.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if doc := e.doc(a); doc == nil || doc.Tools != nil || doc.ToolsKey == "" {
+		t.Fatalf("the records index stores %s with its tool list or without its ToolsKey: %+v", a, doc)
+	}
 	tools := e.client.Index(normalize.ToolsIndex(e.index))
-	task, err := tools.DeleteDocument(normalize.DocID(a), nil)
+	task, err := tools.DeleteDocuments([]string{normalize.DocID(a), normalize.DocID(d)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +208,8 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := map[string]any{"id": normalize.DocID(b), "identifier": b, normalize.FieldToolWords: "ghost"}
-	// A tool document as version 1 wrote it: words, no list.
+	// A tool document as version 1 wrote it: words, no list; its record
+	// holding its tools, as ingest wrote records then.
 	old := map[string]any{"id": normalize.DocID(c), "identifier": c, normalize.FieldToolWords: "translate does"}
 	task, err = tools.AddDocuments([]map[string]any{orphan, old}, &meilisearch.DocumentOptions{PrimaryKey: new("id")})
 	if err != nil {
@@ -199,19 +218,48 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 	if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
 		t.Fatal(err)
 	}
+	var legacy *normalize.ToolSet
+	for _, r := range cat.Records {
+		if r.Identifier == c {
+			legacy = r.Tools
+		}
+	}
+	task, err = e.client.Index(e.index).UpdateDocuments([]map[string]any{{"id": normalize.DocID(c), normalize.FieldTools: legacy, normalize.FieldToolsKey: nil}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
 
-	e.open(Config{})
-	if got, want := toolWords(e.toolDocOf(a)), "ocr does"; got != want {
-		t.Errorf("%s: lost tool document not written again at start: %q, want %q", a, got, want)
+	// The prober read d's tools, as the record holds them; nothing of a's.
+	var dTools *normalize.ToolSet
+	for _, r := range cat.Records {
+		if r.Identifier == d {
+			dTools = r.Tools
+		}
 	}
-	if d := e.toolDocOf(b); d != nil {
-		t.Errorf("%s lists no tools but its orphan tool document stays after start: %+v", b, d)
+	e.open(Config{Tools: toolSource{d: dTools}})
+	if doc := e.toolDocOf(d); !slices.Equal(toolNames(doc), []string{"geocode"}) {
+		t.Errorf("%s: lost tool document not written again at start from the prober's tools: %+v", d, doc)
 	}
-	if d := e.toolDocOf(c); d == nil || !slices.Equal(toolNames(d), []string{"translate"}) || d.Version != normalize.ToolDocVersion {
-		t.Errorf("%s: tool document of an older version not written again at start: %+v", c, d)
+	if doc := e.toolDocOf(a); doc != nil {
+		t.Errorf("%s: a tool document written at start from nowhere: %+v", a, doc)
 	}
-	if d := e.toolDocOf(a); !slices.Equal(toolNames(d), []string{"ocr"}) {
-		t.Errorf("%s: tool document written again at start without its list: %+v", a, d)
+	if doc := e.toolDocOf(b); doc != nil {
+		t.Errorf("%s lists no tools but its orphan tool document stays after start: %+v", b, doc)
+	}
+	if doc := e.toolDocOf(c); doc == nil || !slices.Equal(toolNames(doc), []string{"translate"}) || doc.Version != normalize.ToolDocVersion {
+		t.Errorf("%s: tool document of an older version not written again at start from its record: %+v", c, doc)
+	}
+	if doc := e.doc(c); doc == nil || doc.Tools != nil || doc.ToolsKey != normalize.ToolsKey(legacy) {
+		t.Errorf("%s: the tool list not taken off the record an older ingest wrote: %+v", c, doc)
+	}
+
+	// a's catalog, fetched again unchanged, writes a and its tools again.
+	e.sync(cat)
+	if doc := e.toolDocOf(a); !slices.Equal(toolNames(doc), []string{"ocr"}) {
+		t.Errorf("%s: lost tool document not written again at its catalog's next fetch: %+v", a, doc)
 	}
 }
 
@@ -224,9 +272,10 @@ func (e *env) flush() {
 }
 
 // TestToolsIndexWriteFailureRepaired: a tools index write Meilisearch
-// refuses loses nothing: the records are written all the same, and the
-// tool documents are written from them at the next commit once the tools
-// index takes them.
+// refuses loses nothing: the records are written all the same (without
+// their lists, which live in the tools index alone), and the tool
+// documents are written from the lists the refused write held at the next
+// commit once the tools index takes them.
 func TestToolsIndexWriteFailureRepaired(t *testing.T) {
 	s := meilitest.Connect(t)
 	e := &env{t: t, client: s.Client, index: meilitest.NewIndexName("ingest"), results: &results{},
@@ -249,8 +298,8 @@ func TestToolsIndexWriteFailureRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = e.ix.Flush(t.Context()) // reports the failed tool write
-	if d := e.doc(a); d == nil || d.Tools == nil || len(d.Tools.Items) != 1 {
-		t.Fatalf("the record was not written whole when its tool document was refused: %+v", d)
+	if d := e.doc(a); d == nil || d.ToolsKey == "" {
+		t.Fatalf("the record was not written when its tool document was refused: %+v", d)
 	}
 	if ar := e.results.last(origin); ar.Err != nil || ar.Upserted != 1 {
 		t.Errorf("result %+v: the record's own write succeeded", ar)

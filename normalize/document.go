@@ -51,6 +51,11 @@ type Document struct {
 	// MatchKeys are MatchKeys(Record): what else identifies the agent, so
 	// ingest finds it again when another kind of source lists it.
 	MatchKeys []string `json:"matchKeys,omitempty"`
+	// ToolsKey is ToolsKey(Tools), set where the records index stores the
+	// document (RecordDocument), which keeps the tools themselves in the
+	// tools index alone: ingest tells by it whether a tool document is the
+	// one of the record as stored.
+	ToolsKey string `json:"toolsKey,omitempty"`
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.
 	Vectors map[string]any `json:"_vectors,omitempty"`

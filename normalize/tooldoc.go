@@ -62,8 +62,8 @@ const FieldToolDocVersion = "toolDocVersion"
 
 // ToolDocVersion is the version of what ToolDocument writes: a tool
 // document of an older version is written again from its record when
-// ingest starts.
-const ToolDocVersion = 2
+// ingest starts. (2: with the tool list; 3: with the ToolsKey.)
+const ToolDocVersion = 3
 
 // ToolDocField reports whether a tool document carries the record field
 // field (a top-level document member or a dotted path below one): the
@@ -86,7 +86,7 @@ var toolDocRoots = sync.OnceValue(func() map[string]bool {
 
 // ToolDocument returns the tools index document of d: its id, identifier
 // and filterable fields and its tools (FieldTools), as d holds them, the
-// ToolWords of its tools, and its ToolDocVersion.
+// ToolWords and ToolsKey of its tools, and its ToolDocVersion.
 // It returns nil and no error when d lists no tools (a record without tools
 // has no tool document), and an error when d cannot be encoded: the caller
 // then keeps the tool document it has rather than reading "no tools".
@@ -115,6 +115,7 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 	}
 	all[FieldToolWords] = words
 	all[FieldToolDocVersion] = json.RawMessage(strconv.Itoa(ToolDocVersion))
+	all[FieldToolsKey], _ = json.Marshal(ToolsKey(d.Tools)) // a string always encodes
 	return all, nil
 }
 
@@ -123,3 +124,34 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 func ToolSearchableFields() []string { return slices.Clone(toolSearchableFields) }
 
 var toolSearchableFields = []string{FieldToolWords}
+
+// RecordDocument returns what the records index stores of d: d without its
+// tools, whose one home is the tools index (ToolDocument), and with their
+// ToolsKey. A search's queries over the records then read smaller
+// documents; searchapi joins the tools back on every whole record it
+// shows, and ingest keeps them in memory (embeddings, the tool document)
+// and in the tools index.
+func RecordDocument(d *Document) *Document {
+	c := *d
+	c.ToolsKey = ToolsKey(d.Tools)
+	c.Tools = nil
+	return &c
+}
+
+// FieldToolsKey is the member of a stored record and of its tool document
+// holding ToolsKey of the record's tools: the two are in step when they
+// hold the same.
+const FieldToolsKey = "toolsKey"
+
+// ToolsKey is the content hash of the tool list ts ("" when it lists no
+// tools).
+func ToolsKey(ts *ToolSet) string {
+	if ts == nil || len(ts.Items) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ts)
+	if err != nil {
+		return ""
+	}
+	return ContentHash(b)
+}

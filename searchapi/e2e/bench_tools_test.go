@@ -288,9 +288,10 @@ type benchIdx struct {
 }
 
 // toolBenchIndex indexes docs under the production searchable
-// attributes: with their tool lists and, beside them, the tools index
-// ingest keeps (normalize.ToolDocument under ingest.ToolsIndexSettings)
-// when withTools; else without tool lists and without a tools index.
+// attributes: as ingest stores them (normalize.RecordDocument: their tool
+// lists in the tools index alone) and, beside them, the tools index ingest
+// keeps (normalize.ToolDocument under ingest.ToolsIndexSettings) when
+// withTools; else without tool lists and without a tools index.
 func toolBenchIndex(b *testing.B, prefix string, docs []normalize.Document, withTools bool) benchIdx {
 	b.Helper()
 	ms, name := meilitest.Index(b, prefix)
@@ -309,7 +310,11 @@ func toolBenchIndex(b *testing.B, prefix string, docs []normalize.Document, with
 			benchAdd(b, ms, name, withoutTools(part))
 			continue
 		}
-		benchAdd(b, ms, name, part)
+		stored := make([]*normalize.Document, len(part))
+		for j := range part {
+			stored[j] = normalize.RecordDocument(&part[j])
+		}
+		benchAdd(b, ms, name, stored)
 		var tds []map[string]json.RawMessage
 		for j := range part {
 			td, err := normalize.ToolDocument(&part[j])

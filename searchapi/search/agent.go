@@ -15,7 +15,7 @@ import (
 // internalFields are index fields never shown to clients.
 var internalFields = []string{
 	normalize.FieldID, normalize.FieldIdentifierKey, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
-	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, "_vectors", "_rankingScore",
+	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, normalize.FieldToolsKey, "_vectors", "_rankingScore",
 	"_rankingScoreDetails", normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
 }
 
@@ -40,13 +40,15 @@ func (s *Engine) Agent(ctx context.Context, identifier string, access []string) 
 	// public record is keyed by its DocID; records only some groups may
 	// see carry it as identifierKey (normalize.RecordKey); a record it was
 	// merged into carries it among its aliasKeys.
+	// The tool documents of the same records (they carry the same keys and
+	// access fields) are read at the same time (recordtools.go).
 	key := normalize.DocID(identifier)
+	keys := filter.And(filter.Or(filter.Eq(normalize.FieldID, key), filter.Eq(normalize.FieldIdentifierKey, key),
+		filter.Eq(normalize.FieldAliasKeys, key)), filter.Access(access))
+	tools := s.readToolLists(ctx, keys, maxVariants)
+	defer tools.wait()
 	var docs meilisearch.DocumentsResult
-	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
-		Filter: filter.And(filter.Or(filter.Eq(normalize.FieldID, key), filter.Eq(normalize.FieldIdentifierKey, key),
-			filter.Eq(normalize.FieldAliasKeys, key)), filter.Access(access)).Filter(),
-		Limit: maxVariants,
-	}, &docs)
+	err := s.index.GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{Filter: keys.Filter(), Limit: maxVariants}, &docs)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +58,9 @@ func (s *Engine) Agent(ctx context.Context, identifier string, access []string) 
 	}
 	if doc == nil {
 		return nil, agentNotFound(identifier) // none, or a key collision or a malformed document: never show another record
+	}
+	if err := tools.join(doc); err != nil {
+		return nil, err
 	}
 	for _, f := range internalFields {
 		delete(doc, f)

@@ -81,7 +81,11 @@ func (s *Engine) List(ctx context.Context, l Listing) (*ListPage, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &ListPage{Items: s.listItems(resp.Hits), Total: resp.TotalHits}
+	items, err := s.listItems(ctx, resp.Hits, l.Access, l.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	out := &ListPage{Items: items, Total: resp.TotalHits}
 	if next := offset + l.Size; int64(next) < resp.TotalHits && next < maxOffset {
 		out.PageToken = s.tokens.encode(norm, next)
 	}
@@ -109,13 +113,18 @@ func (s *Engine) listByIdentifier(ctx context.Context, l Listing, f filter.Expr)
 	for i, d := range docs.Results {
 		hits[i] = meiliHit(d)
 	}
-	return &ListPage{Items: s.listItems(hits), Total: docs.Total}, nil
+	items, err := s.listItems(ctx, hits, l.Access, l.Attributes)
+	if err != nil {
+		return nil, err
+	}
+	return &ListPage{Items: items, Total: docs.Total}, nil
 }
 
-// listedAttributes are the fields a listing retrieves of every record:
-// a search's, and the record's tools (a listing shows each record whole,
-// where a search shows the tools matching the request).
-var listedAttributes = append(slices.Clone(searchAttributes), normalize.FieldTools)
+// listedAttributes are the fields a listing retrieves of every record: a
+// search's, and the record's id, by which listItems joins its tools (a
+// listing shows each record whole, where a search shows the tools matching
+// the request).
+var listedAttributes = append(slices.Clone(searchAttributes), normalize.FieldID)
 
 // listAttributes are the fields a listing retrieves: listedAttributes and
 // extra.
@@ -132,12 +141,21 @@ func listAttributes(extra []string) []string {
 	return out
 }
 
-// listItems turns a listing's hits into items: the record's own source (when
-// retrieved) under "provenance", "source" this registry, trust and health
-// filled in.
-func (s *Engine) listItems(hits []meiliHit) []map[string]json.RawMessage {
+// listItems turns a listing's hits, read under the caller's access with
+// the extra attributes extra, into items: the record's tools joined
+// (withToolLists), its own source (when retrieved) under "provenance",
+// "source" this registry, trust and health filled in, its id left out
+// unless extra asks for it.
+func (s *Engine) listItems(ctx context.Context, hits []meiliHit, access, extra []string) ([]map[string]json.RawMessage, error) {
+	if err := s.withToolLists(ctx, hits, access); err != nil {
+		return nil, err
+	}
+	keepID := slices.Contains(extra, normalize.FieldID)
 	out := make([]map[string]json.RawMessage, 0, len(hits))
 	for _, h := range hits {
+		if !keepID {
+			delete(h, normalize.FieldID)
+		}
 		if p, ok := h["source"]; ok {
 			h["provenance"] = p
 		}
@@ -145,5 +163,5 @@ func (s *Engine) listItems(hits []meiliHit) []map[string]json.RawMessage {
 		fillTrustHealth(h)
 		out = append(out, h)
 	}
-	return out
+	return out, nil
 }

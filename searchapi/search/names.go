@@ -66,7 +66,7 @@ func (s *Engine) NameMatches(ctx context.Context, n NameMatch) ([]map[string]jso
 	if len(keep) > n.Limit {
 		keep = keep[:n.Limit]
 	}
-	return s.listItems(keep), nil
+	return s.listItems(ctx, keep, n.Access, n.Attributes)
 }
 
 // nameCandidates is how many keyword candidates NameMatches checks.

@@ -72,15 +72,21 @@ func (s *Engine) toolsFailed(ctx context.Context, err error, reqs ...*hybrid.Req
 		return
 	}
 	// The tools sub-queries name the tools index alone.
+	s.toolsGone()
+	for _, r := range reqs {
+		r.ToolIndex = ""
+	}
+}
+
+// toolsGone forgets the tools index, found deleted since the engine found
+// it, until toolsRecheck has passed.
+func (s *Engine) toolsGone() {
 	t := &s.tools
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.exists.Store(false)
 	t.looked = s.now()
 	s.log.Warn("the tools index is gone; searching without tools", "index", t.uid)
-	for _, r := range reqs {
-		r.ToolIndex = ""
-	}
 }
 
 // newToolsIndex is the tools index beside index.
