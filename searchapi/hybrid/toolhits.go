@@ -42,9 +42,9 @@ var toolStrategies = []meilisearch.MatchingStrategy{meilisearch.Last, meilisearc
 
 // toolQueries are the tools sub-queries: the request's terms as one query
 // under each of toolStrategies, retrieving each server's tool words
-// (normalize.ToolWords) and tool list (normalize.FieldTools): what the
-// search's results name as their matching tools (ServerTools), read and
-// decoded while the records' search runs instead of with the page.
+// (normalize.ToolWords: one string, where every server's tool list would
+// cost the search more to read and decode than the query itself; those of
+// the servers that may name a tool are read next, readTools).
 func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	if !r.searchesTools() {
 		return nil
@@ -54,7 +54,7 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	for i, m := range toolStrategies {
 		out[i] = &meilisearch.SearchRequest{
 			IndexUID: r.ToolIndex, Query: text, Filter: r.Filter, Limit: toolHitLimit,
-			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords, normalize.FieldTools),
+			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords),
 			MatchingStrategy:     m,
 		}
 	}
@@ -66,9 +66,10 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 // Meilisearch runs a multi-search's queries one after another, and two
 // requests on two cores, so the tools cost a search only the time they
 // take beyond the records' (docs/MEASUREMENTS.md). The same goroutine
-// decodes the servers' tool lists (prepareTools), off the search's
-// critical path while the records' answer is awaited. Their failure costs
-// the search its tools alone (Result.ToolErr).
+// then reads and decodes the tool lists of the servers that may name a
+// tool (readTools), off the search's critical path while the records'
+// answer is awaited. Their failure costs the search its tools alone
+// (Result.ToolErr).
 type toolSearch struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -81,8 +82,9 @@ type toolSearch struct {
 
 // startTools sends queries (none: nothing) in the background, under ctx,
 // and prepares the tools of the servers they find, identified by their
-// idField. The caller stops it (stop) whatever happens.
-func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string) *toolSearch {
+// idField (the tool lists of those names admits: Request.NamesTools). The
+// caller stops it (stop) whatever happens.
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func([]string) bool) *toolSearch {
 	t := &toolSearch{done: make(chan struct{})}
 	if len(queries) == 0 {
 		close(t.done)
@@ -93,7 +95,7 @@ func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequ
 	go func() {
 		defer close(t.done)
 		if t.results, t.err = multiSearch(ctx, c, queries); t.err == nil {
-			t.tools = prepareTools(t.results, idField)
+			t.tools, t.err = readTools(ctx, c, queries, t.results, idField, names)
 		}
 	}()
 	return t

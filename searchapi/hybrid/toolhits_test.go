@@ -133,9 +133,16 @@ func TestToolsSentApart(t *testing.T) {
 	if st.Words != "geocode street address latitude longitude forecast" || len(st.Tools) != 2 || st.Tools[0].Name != "geocode" || !reflect.DeepEqual(st.ToolWords, wantWords) {
 		t.Errorf("the weather agent's tools %+v: want its words, its two tools and their words %v", st, wantWords)
 	}
-	apart := len(c.calls) == 2 && len(c.calls[0]) == 1 && len(c.calls[1]) == 1 && c.calls[0][0] != c.calls[1][0]
-	if !apart || !slices.ContainsFunc(c.calls, func(u []string) bool { return u[0] == tools }) {
-		t.Errorf("multi-searches named %v, want %s and %s apart", c.calls, index, tools)
+	// The records' multi-search, the tools queries', then the tools' lists.
+	var named []string
+	for _, u := range c.calls {
+		named = append(named, strings.Join(u, "+"))
+	}
+	slices.Sort(named)
+	want := []string{index, tools, tools}
+	slices.Sort(want)
+	if !slices.Equal(named, want) {
+		t.Errorf("multi-searches named %v, want %v (the tools apart)", named, want)
 	}
 	without, err := Search(ctx, srv.Client, Request{Index: index, Text: r.Text})
 	if err != nil {
@@ -215,36 +222,55 @@ func TestToolsCanceledWithSearch(t *testing.T) {
 	}
 }
 
-// TestPrepareTools: a server two tools queries found is read once; a tool
-// list that cannot be read leaves the server its words and no tools.
-func TestPrepareTools(t *testing.T) {
-	hit := func(id, words, tools string) meilisearch.Hit {
-		h := meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`), normalize.FieldToolWords: json.RawMessage(`"` + words + `"`)}
-		if tools != "" {
-			h[normalize.FieldTools] = json.RawMessage(tools)
-		}
-		return h
+// TestListQueries: the tool lists are read for the servers the request's
+// rule (Request.NamesTools) admits, each once, under the filter of the
+// query that found them; with no rule, for every server found.
+func TestListQueries(t *testing.T) {
+	hit := func(id, words string) meilisearch.Hit {
+		return meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`), normalize.FieldToolWords: json.RawMessage(`"` + words + `"`)}
 	}
-	pdf := `{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`
+	queries := []*meilisearch.SearchRequest{
+		{IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = mcp"},
+	}
 	results := []meilisearch.SearchResponse{
-		{Hits: meilisearch.Hits{hit("a", "pdf to markdown convert a", pdf), hit("bad", "ocr", `{"items": 3}`)}},
-		{Hits: meilisearch.Hits{hit("a", "pdf to markdown convert a", pdf), hit("none", "x", "")}},
+		{Hits: meilisearch.Hits{hit("a", "pdf ocr"), hit("b", "weather")}},
+		{Hits: meilisearch.Hits{hit("a", "pdf ocr")}},
+		{Hits: meilisearch.Hits{hit("c", "ocr")}},
 	}
-	got := prepareTools(results, "identifier")
-	if len(got) != 2 || len(got[0]) != 2 || len(got[1]) != 2 {
-		t.Fatalf("prepareTools: %v, want one entry a hit", got)
+	ocr := func(held []string) bool { return slices.Contains(held, "ocr") }
+	got, err := listQueries(queries, results, "identifier", ocr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a := got[0][0]
-	if a != got[1][0] {
-		t.Error("a server both queries found was read twice")
+	want := []string{`(identifier IN ["a"]) AND (type = agent)`, `(identifier IN ["c"]) AND (type = mcp)`}
+	if len(got) != 2 {
+		t.Fatalf("%d list queries, want 2 (one a filter)", len(got))
 	}
-	if len(a.Tools) != 1 || !slices.Equal(a.ToolWords[0], []string{"pdf", "to", "markdown", "convert", "a", "pdf"}) || !slices.Equal(a.Held, strings.Fields(a.Words)) {
-		t.Errorf("a: %+v, want its tool and the tool's words", a)
+	for i, q := range got {
+		if q.Filter != want[i] || q.Limit != 1 || q.IndexUID != "t" || !slices.Contains(q.AttributesToRetrieve, normalize.FieldTools) {
+			t.Errorf("list query %d: %+v, want filter %q, limit 1, the tools retrieved", i, q, want[i])
+		}
 	}
-	if b := got[0][1]; b.Words != "ocr" || b.Tools != nil {
-		t.Errorf("a server whose list cannot be read: %+v, want its words and no tools", b)
+	all, err := listQueries(queries, results, "identifier", nil)
+	if err != nil || len(all) != 2 || all[0].Limit != 2 {
+		t.Errorf("no rule: %+v (%v), want a and b under the first filter", all, err)
 	}
-	if n := got[1][1]; n.Words != "x" || n.Tools != nil {
-		t.Errorf("a server without a list: %+v, want its words and no tools", n)
+	if _, err := listQueries([]*meilisearch.SearchRequest{{IndexUID: "t", Filter: []string{"x"}}}, results[:1], "identifier", nil); err == nil {
+		t.Error("a filter that is no string: no error")
+	}
+}
+
+// TestSetTools: a tool list is decoded with each tool's words; one that
+// cannot be read leaves the server its words and no tools.
+func TestSetTools(t *testing.T) {
+	st := &ServerTools{Words: "pdf to markdown convert a", Held: strings.Fields("pdf to markdown convert a")}
+	st.setTools(json.RawMessage(`{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`))
+	if len(st.Tools) != 1 || !slices.Equal(st.ToolWords[0], []string{"pdf", "to", "markdown", "convert", "a", "pdf"}) || len(st.Held) != 5 {
+		t.Errorf("decoded: %+v, want its tool and the tool's words, its words kept", st)
+	}
+	bad := &ServerTools{Words: "ocr", Held: []string{"ocr"}}
+	bad.setTools(json.RawMessage(`{"items": 3}`))
+	if bad.Words != "ocr" || bad.Tools != nil {
+		t.Errorf("a list that cannot be read: %+v, want its words and no tools", bad)
 	}
 }

@@ -193,6 +193,7 @@ func (s *Engine) planOf(ctx context.Context, q *Query, p preparedQuery) hybrid.R
 		Filter:        s.filter(q).Filter(),
 		KeywordWeight: s.keywordWeight,
 		IDField:       normalize.FieldIdentifier,
+		NamesTools:    namesTools(normalize.Terms(q.Text)),
 	}
 	if len(q.PreferredTags) > 0 {
 		r.Prefer = &hybrid.Preference{Field: normalize.FieldTags, Values: q.PreferredTags, Weight: preferredWeight}

@@ -36,11 +36,10 @@ const minToolMatch = 0.5
 // matchTools returns the tools of a result's server (st, as the tools
 // sub-queries read them; nil when they did not find it) that match the
 // request's informative words qterms, best first: at most
-// maxMatchedTools, each holding at least minToolMatch of the words. A
-// tool's words are among its server's, so a server whose words hold fewer
-// names none.
+// maxMatchedTools, each holding at least minToolMatch of the words; a
+// server namesTools refuses names none.
 func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
-	if st == nil || len(st.Tools) == 0 || len(qterms) == 0 || termShare(st.Held, qterms) < minToolMatch {
+	if st == nil || len(st.Tools) == 0 || !namesTools(qterms)(st.Held) {
 		return nil
 	}
 	var out []MatchedTool
@@ -53,6 +52,16 @@ func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
 	}
 	slices.SortStableFunc(out, func(a, b MatchedTool) int { return cmp.Compare(b.Match, a.Match) })
 	return out[:min(len(out), maxMatchedTools)]
+}
+
+// namesTools is the rule a server's tool words (held) must meet for one of
+// its tools to match the request's informative words qterms: a tool's
+// words are among its server's, so a server whose words hold less than
+// minToolMatch of qterms names none (hybrid.Request.NamesTools).
+func namesTools(qterms []string) func(held []string) bool {
+	return func(held []string) bool {
+		return len(qterms) > 0 && termShare(held, qterms) >= minToolMatch
+	}
 }
 
 // termShare is the share of terms found among words (hybrid.HoldsTerm:
