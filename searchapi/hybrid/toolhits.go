@@ -73,7 +73,6 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 type toolSearch struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
-	idField string
 	results []meilisearch.SearchResponse
 	// tools holds, for each hit of each of results, its server's tools.
 	tools [][]*ServerTools
@@ -91,7 +90,6 @@ func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequ
 		return t
 	}
 	ctx, t.cancel = context.WithCancel(ctx)
-	t.idField = idField
 	go func() {
 		defer close(t.done)
 		if t.results, t.err = multiSearch(ctx, c, queries); t.err == nil {
@@ -146,7 +144,7 @@ func (t *toolSearch) hits(reqs ...*Request) ([][]toolHit, error) {
 }
 
 // toolHits reads the answers of r's tools sub-queries (results, and the
-// servers' tools prepareTools read of them): the servers they found, each
+// servers' tools readTools read of them): the servers they found, each
 // once.
 func (r Request) toolHits(results []meilisearch.SearchResponse, tools [][]*ServerTools) ([]toolHit, error) {
 	var out []toolHit
