@@ -36,7 +36,11 @@ type toolsIndex struct {
 	looked time.Time // when it was last found missing
 }
 
-// toolIndex returns the tools index's uid when it exists, else "".
+// toolIndex returns the tools index's uid when it exists, else "". Only
+// Meilisearch's word that it is missing makes the engine take it for
+// missing (for toolsRecheck): a look that fails otherwise (the caller
+// left, Meilisearch busy) returns the uid, and the read of it that fails
+// says so, instead of every caller's records showing no tools meanwhile.
 func (s *Engine) toolIndex(ctx context.Context) string {
 	t := &s.tools
 	if t.exists.Load() {
@@ -51,6 +55,9 @@ func (s *Engine) toolIndex(ctx context.Context) string {
 		return ""
 	}
 	if _, err := s.cfg.Meili.Index(t.uid).FetchInfoWithContext(ctx); err != nil {
+		if !indexNotFound(err) {
+			return t.uid
+		}
 		t.looked = s.now()
 		return ""
 	}

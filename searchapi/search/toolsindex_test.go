@@ -219,3 +219,36 @@ func TestToolsIndexGone(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsIndexLookFailed: a look at the tools index that fails for
+// another reason than the index missing (here the caller left) does not
+// make the engine take it for missing: the next caller's whole record
+// comes with its tools, and its search names them.
+func TestToolsIndexLookFailed(t *testing.T) {
+	const text = "parse zebrafinch invoices"
+	srv := toolServer("agent.test", "zebrafinch_invoice_agent", "Parse zebrafinch invoices by chat.", nil)
+	base := toolsEngine(t, []normalize.Record{srv})
+	cfg := base.cfg
+	at := time.Now()
+	cfg.Now = func() time.Time { return at } // within toolsRecheck of the failed look
+	eng, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	eng.toolIndex(gone)
+
+	doc, err := eng.Agent(context.Background(), srv.Identifier, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools normalize.ToolSet
+	if err := json.Unmarshal(doc[normalize.FieldTools], &tools); err != nil || len(tools.Items) != 1 || tools.Items[0].Name != "zebrafinch_invoice_agent" {
+		t.Errorf("Agent after a failed look: tools %s (%v), want its one tool", doc[normalize.FieldTools], err)
+	}
+	body := fmt.Sprintf(`{"query":{"text":%q,"federation":"none"},"pageSize":10,"minScore":0}`, text)
+	if _, named := toolAnswer(t, eng, body, nil); !slices.Contains(named, srv.Identifier+"/zebrafinch_invoice_agent") {
+		t.Errorf("search after a failed look: the tool is not named (%v)", named)
+	}
+}
