@@ -162,48 +162,71 @@ func (ix *Indexer) syncTools(ctx context.Context, ids []string) error {
 		if err != nil {
 			return err
 		}
-		var lines []line
-		var legacy []*normalize.Document
-		keep := map[string]bool{} // not to delete
-		err = ix.st.scan(ctx, ix.index, nil, part, func(raw []byte) error {
-			var d normalize.Document
-			if err := json.Unmarshal(raw, &d); err != nil {
-				return err
-			}
-			own := d.Tools != nil
-			td, err := ix.toolDocOf(&d, stored[d.ID])
-			if err != nil {
-				// Its siblings are repaired; its tool document stays as it is.
-				ix.st.logger.Error("tool document not rebuilt; the tools index keeps it", "id", d.ID, "err", err)
-				keep[d.ID] = true
-				return nil
-			}
-			if own {
-				legacy = append(legacy, &d)
-			}
-			if td != nil {
-				b, err := json.Marshal(td)
-				if err != nil {
-					return err
-				}
-				lines = append(lines, line{id: d.ID, raw: b})
-				keep[d.ID] = true
-			}
-			return nil
-		})
+		r, err := ix.rebuildToolDocs(ctx, part, stored)
 		if err != nil {
-			return fmt.Errorf("read records for %s: %w", ix.tools, err)
-		}
-		if err := ix.writeToolLines(ctx, lines); err != nil {
 			return err
 		}
-		if err := ix.deleteToolDocs(ctx, part, keep); err != nil {
+		if err := ix.writeToolLines(ctx, r.lines); err != nil {
 			return err
 		}
-		if err := ix.stripLegacy(ctx, legacy); err != nil {
+		if err := ix.deleteToolDocs(ctx, part, r.keep); err != nil {
+			return err
+		}
+		if err := ix.stripLegacy(ctx, r.legacy); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// rebuilt is what syncTools makes of a part of its records: the tool
+// documents to write, the records that still hold their tools, and the ids
+// whose tool documents stay (written again, or kept as they are).
+type rebuilt struct {
+	lines  []line
+	legacy []*normalize.Document
+	keep   map[string]bool
+}
+
+// rebuildToolDocs reads the stored records of ids and builds their tool
+// documents (toolDocOf; stored is what the tools index holds of them).
+func (ix *Indexer) rebuildToolDocs(ctx context.Context, ids []string, stored map[string]storedTool) (rebuilt, error) {
+	r := rebuilt{keep: map[string]bool{}}
+	err := ix.st.scan(ctx, ix.index, nil, ids, func(raw []byte) error {
+		var d normalize.Document
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		return r.add(ix, &d, stored[d.ID])
+	})
+	if err != nil {
+		return rebuilt{}, fmt.Errorf("read records for %s: %w", ix.tools, err)
+	}
+	return r, nil
+}
+
+// add builds the tool document of the stored record d into r.
+func (r *rebuilt) add(ix *Indexer, d *normalize.Document, stored storedTool) error {
+	own := d.Tools != nil
+	td, err := ix.toolDocOf(d, stored)
+	if err != nil {
+		// Its siblings are repaired; its tool document stays as it is.
+		ix.st.logger.Error("tool document not rebuilt; the tools index keeps it", "id", d.ID, "err", err)
+		r.keep[d.ID] = true
+		return nil
+	}
+	if own {
+		r.legacy = append(r.legacy, d)
+	}
+	if td == nil {
+		return nil
+	}
+	b, err := json.Marshal(td)
+	if err != nil {
+		return err
+	}
+	r.lines = append(r.lines, line{id: d.ID, raw: b})
+	r.keep[d.ID] = true
 	return nil
 }
 
@@ -330,36 +353,9 @@ func (ix *Indexer) repairTools(ctx context.Context) {
 // lists no tools any more), deletes of the records deleted, and the
 // batch's patches on the records that have tool documents.
 func (c *commitRun) planTools() {
-	ix, b := c.ix, c.b
-	failed := map[string]bool{}
-	for _, id := range c.reread {
-		failed[id] = true // not written: repaired after the commit
-	}
-	var lines []line
-	var gone []string
-	for _, id := range slices.Sorted(maps.Keys(b.upserts)) {
-		if failed[id] {
-			continue
-		}
-		td, err := normalize.ToolDocument(b.upserts[id])
-		if err != nil {
-			ix.toolsPending[id] = true // its tool document kept; repaired after the commit
-			continue
-		}
-		if td == nil {
-			if ix.toolDocs[id] {
-				gone = append(gone, id)
-			}
-			continue
-		}
-		raw, err := json.Marshal(td)
-		if err != nil {
-			ix.toolsPending[id] = true
-			continue
-		}
-		lines = append(lines, line{id: id, raw: raw})
-	}
-	for _, id := range slices.Sorted(maps.Keys(b.deletes)) {
+	ix := c.ix
+	lines, gone := c.toolWrites()
+	for _, id := range slices.Sorted(maps.Keys(c.b.deletes)) {
 		if ix.toolDocs[id] {
 			gone = append(gone, id)
 		}
@@ -375,6 +371,42 @@ func (c *commitRun) planTools() {
 		c.ops = append(c.ops, &op{kind: opToolDelete, t: ix.st.deleteTask(ix.tools, gone), ids: gone})
 	}
 	c.planToolPatches()
+}
+
+// toolWrites returns the tool documents of the records the batch writes,
+// and the ids of those that list no tools any more and have one. A
+// record whose write already failed (reread) is left to the repair after
+// the commit; one whose tool document cannot be built keeps the one it
+// has, repaired after the commit (toolsPending).
+func (c *commitRun) toolWrites() (lines []line, gone []string) {
+	ix, b := c.ix, c.b
+	failed := map[string]bool{}
+	for _, id := range c.reread {
+		failed[id] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.upserts)) {
+		if failed[id] {
+			continue
+		}
+		td, err := normalize.ToolDocument(b.upserts[id])
+		if err != nil {
+			ix.toolsPending[id] = true
+			continue
+		}
+		if td == nil {
+			if ix.toolDocs[id] {
+				gone = append(gone, id)
+			}
+			continue
+		}
+		raw, err := json.Marshal(td)
+		if err != nil {
+			ix.toolsPending[id] = true
+			continue
+		}
+		lines = append(lines, line{id: id, raw: raw})
+	}
+	return lines, gone
 }
 
 // planToolPatches adds one task patching the tool documents of the
