@@ -20,8 +20,9 @@ import (
 // (access, liveness, expiry, type, publisher, ...) applies to it exactly
 // as to its record: ingest writes, patches and deletes the two together.
 // It carries the record's tool list too (FieldTools, stored, not
-// searched), so that the search that finds a server through its tools
-// reads its tools in the same answer.
+// searched), whose one home it is (RecordDocument): a search reads the
+// lists of the servers its tools queries found, in one more request of
+// its own, and searchapi joins them back on every whole record it shows.
 
 // ToolsIndex is the uid of the tools index beside the records index index.
 func ToolsIndex(index string) string { return index + "_tools" }
