@@ -121,10 +121,11 @@ func (s *Engine) listByIdentifier(ctx context.Context, l Listing, f filter.Expr)
 }
 
 // listedAttributes are the fields a listing retrieves of every record: a
-// search's, and the record's id, by which listItems joins its tools (a
+// search's, the record's id, by which listItems joins its tools (a
 // listing shows each record whole, where a search shows the tools matching
-// the request).
-var listedAttributes = append(slices.Clone(searchAttributes), normalize.FieldID)
+// the request), and the tools a record an older ingest wrote still holds
+// (toolRead.join).
+var listedAttributes = append(slices.Clone(searchAttributes), normalize.FieldID, normalize.FieldTools)
 
 // listAttributes are the fields a listing retrieves: listedAttributes and
 // extra.

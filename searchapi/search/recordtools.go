@@ -68,9 +68,12 @@ func (s *Engine) toolDocLists(ctx context.Context, uid string, f filter.Expr, li
 }
 
 // join waits for the read and puts on each of docs (records read with
-// their id) the tool list of its tool document, or takes the record's own
-// away when it has none: the tools index is the one home of tool lists.
-// Without a tools index it leaves docs as they are.
+// their id) the tool list of its tool document: the tools index is the
+// one home of tool lists. A record whose tool document holds none keeps
+// the list it holds itself, as an older ingest wrote it (records with
+// their lists, tool documents without, until ingest brings the index in
+// step: what a read-only node meets meanwhile); a list taken off (null)
+// is left out. Without a tools index it leaves docs as they are.
 func (t *toolRead) join(docs ...map[string]json.RawMessage) error {
 	<-t.done
 	if t.err != nil {
@@ -83,7 +86,7 @@ func (t *toolRead) join(docs ...map[string]json.RawMessage) error {
 		id, _ := hybrid.String(d[normalize.FieldID])
 		if l, ok := t.lists[id]; ok {
 			d[normalize.FieldTools] = l
-		} else {
+		} else if string(d[normalize.FieldTools]) == "null" {
 			delete(d, normalize.FieldTools)
 		}
 	}
