@@ -341,18 +341,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
 	out.Rel = rel
-	// The sequence every page slices: the pool members the request keeps
-	// in the model's order, then the rest in fused order.
-	kept := hitIDs(res.Hits)
-	seq := make([]query.Scored, 0, n)
-	var poolScores []float64
-	for _, i := range rel.rk.Order {
-		if kept[pool[i].ID] {
-			seq = append(seq, pool[i])
-			poolScores = append(poolScores, rel.rk.Scores[i])
-		}
-	}
-	seq = append(seq, rest...)
+	seq, poolScores := rel.sequence(pool, hitIDs(res.Hits), rest)
 	scoreAt := func(i int) float64 {
 		if i < len(poolScores) {
 			return poolScores[i]
@@ -381,6 +370,22 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	}
 	w.lap(StageHits)
 	return out, nil
+}
+
+// sequence is the sequence every page of a search slices: the members of
+// pool the request keeps (kept) in the model's order, then rest, the
+// request's other results, in fused order; and the model's scores of the
+// pool members, in the same order.
+func (rel *relevance) sequence(pool []query.Scored, kept map[string]bool, rest []query.Scored) ([]query.Scored, []float64) {
+	seq := make([]query.Scored, 0, len(pool)+len(rest))
+	var poolScores []float64
+	for _, i := range rel.rk.Order {
+		if kept[pool[i].ID] {
+			seq = append(seq, pool[i])
+			poolScores = append(poolScores, rel.rk.Scores[i])
+		}
+	}
+	return append(seq, rest...), poolScores
 }
 
 // pageIDs returns the identifiers of the documents a page from offset to
