@@ -140,6 +140,19 @@ var stopWords = setOf(
 	"suggestions", "use", "using", "provide", "currently", "planning", "going",
 )
 
+// WordMatch reports equal words, or words of at least four letters where
+// one is a prefix of the other ("flight" and "flights"): how the keyword
+// side's words meet a request's everywhere they are compared.
+func WordMatch(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 4 && strings.HasPrefix(b, a)
+}
+
 func setOf(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
 	for _, w := range words {

@@ -81,3 +81,23 @@ func BenchmarkWords(b *testing.B) {
 	}
 	b.ReportMetric(float64(fast)/float64(general), "words/unicode")
 }
+
+func TestWordMatch(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"flight", "flight", true},
+		{"flight", "flights", true},
+		{"flights", "flight", true},
+		{"fly", "flying", false}, // under four letters: no prefix match
+		{"code", "coder", true},
+		{"code", "decode", false},
+		{"qr", "qr", true},
+	}
+	for _, tc := range tests {
+		if got := WordMatch(tc.a, tc.b); got != tc.want {
+			t.Errorf("WordMatch(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -236,13 +236,8 @@ func HoldsTerm(words []string, term string) bool {
 }
 
 // sameStem reports whether a and b are the same word or one the other's
-// stem (see HoldsTerm).
+// stem (see HoldsTerm): normalize.WordMatch within three letters.
 func sameStem(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return len(a) >= 4 && strings.HasPrefix(b, a) && len(b)-len(a) <= 3
+	d := len(a) - len(b)
+	return d <= 3 && d >= -3 && normalize.WordMatch(a, b)
 }

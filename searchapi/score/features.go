@@ -271,21 +271,9 @@ func IDF(df, n int) float64 {
 
 func containsWord(words []string, w string) bool {
 	for _, x := range words {
-		if WordMatch(x, w) {
+		if normalize.WordMatch(x, w) {
 			return true
 		}
 	}
 	return false
-}
-
-// WordMatch reports equal words, or words of at least four letters where
-// one is a prefix of the other ("flight" and "flights").
-func WordMatch(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return len(a) >= 4 && len(b) > len(a) && b[:len(a)] == a
 }

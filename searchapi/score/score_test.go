@@ -7,26 +7,6 @@ import (
 	"testing"
 )
 
-func TestWordMatch(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"flight", "flight", true},
-		{"flight", "flights", true},
-		{"flights", "flight", true},
-		{"fly", "flying", false}, // under four letters: no prefix match
-		{"code", "coder", true},
-		{"code", "decode", false},
-		{"qr", "qr", true},
-	}
-	for _, tc := range tests {
-		if got := WordMatch(tc.a, tc.b); got != tc.want {
-			t.Errorf("WordMatch(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
 func TestIDF(t *testing.T) {
 	if rare, common := IDF(1, 200), IDF(150, 200); rare <= common || common <= 0 {
 		t.Errorf("IDF rare %.3f, common %.3f: want rare > common > 0", rare, common)

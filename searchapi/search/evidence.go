@@ -185,25 +185,13 @@ func overlap(a, b []string) int {
 	n := 0
 	for _, x := range a {
 		for _, y := range b {
-			if WordMatch(x, y) {
+			if normalize.WordMatch(x, y) {
 				n++
 				break
 			}
 		}
 	}
 	return n
-}
-
-// WordMatch reports equal words, or words of at least four letters where
-// one is a prefix of the other ("flight" and "flights").
-func WordMatch(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	return len(a) >= 4 && strings.HasPrefix(b, a)
 }
 
 // Round3 rounds f to three decimals, as every score and component is shown.

@@ -213,7 +213,7 @@ func (s *Site) resultsView(sq *siteQuery, vals url.Values, hits []federation.Hit
 	qterms := normalize.Terms(sq.text)
 	match := func(word string) bool {
 		for _, t := range qterms {
-			if search.WordMatch(word, t) {
+			if normalize.WordMatch(word, t) {
 				return true
 			}
 		}
