@@ -441,7 +441,7 @@ func (ix *Indexer) applyRecords(b *batch, ri int, ar *ApplyResult, res *normaliz
 			ix.rebridge(b, own, in) // in stays its own agent: it may take a claim it matches best
 		}
 		doc.Health = ix.healthFor(id, rec.Identifier, res.Catalog)
-		doc.Tools = ix.toolsFor(rec.Identifier, res.Catalog, rec.Tools)
+		ix.putTools(&doc, rec.Identifier, res.Catalog)
 		seen[ix.settle(b, ri, ar, id, in, &doc)] = struct{}{}
 	}
 	return seen

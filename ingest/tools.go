@@ -26,26 +26,56 @@ type toolsUpdate struct {
 	held       chan bool
 }
 
-// toolsFor returns the tools a document written for identifier from
-// catalog carries: those the prober read, else the record's own (declared
-// by its server card).
-func (ix *Indexer) toolsFor(identifier, catalog string, declared *normalize.ToolSet) *normalize.ToolSet {
-	if ix.cfg.Tools != nil {
-		if ts, ok := ix.cfg.Tools.Tools(identifier, catalog); ok {
-			return ts
-		}
+// The tools a record shows follow one rule (recordTools): the list the
+// prober last read from its endpoint when it holds one, else the list its
+// server card or server.json declares. The endpoint's list replaces the
+// declared one whole: it is the server's own answer today, so a tool the
+// endpoint stops listing leaves the index even when a card still declares
+// it. An endpoint that cannot be listed (gated, not MCP, a template, never
+// probed, listing off) says nothing about its tools, so the declared list
+// stands; a failing endpoint keeps the list it last gave (the prober's
+// rule). The declared list is kept on the stored record whatever it shows
+// (normalize.Document.DeclaredTools), so a probe that takes the listed
+// tools away brings the declared ones back at once, not at the catalog's
+// next change.
+
+// recordTools is the rule above: listed when read, else declared.
+func recordTools(listed, declared *normalize.ToolSet) *normalize.ToolSet {
+	if listed != nil {
+		return listed
 	}
 	return declared
+}
+
+// putTools sets the tools of doc, written for identifier from catalog
+// with the tools its server card declares (doc.Tools as normalize read
+// them): those the prober read, else the declared ones, which the
+// document keeps either way.
+func (ix *Indexer) putTools(doc *normalize.Document, identifier, catalog string) {
+	declared := doc.Tools
+	doc.Tools, doc.DeclaredTools = ix.toolsFor(identifier, catalog, declared), declared
+}
+
+// toolsFor returns the tools a document written for identifier from
+// catalog shows: recordTools of those the prober read and declared.
+func (ix *Indexer) toolsFor(identifier, catalog string, declared *normalize.ToolSet) *normalize.ToolSet {
+	var listed *normalize.ToolSet
+	if ix.cfg.Tools != nil {
+		if ts, ok := ix.cfg.Tools.Tools(identifier, catalog); ok {
+			listed = ts
+		}
+	}
+	return recordTools(listed, declared)
 }
 
 // SetTools writes the tools read from the endpoint of the record with
 // identifier, as catalog lists it: the document is rewritten with them and
 // its tool texts embedded (vectors of the entry's other texts come from the
 // cache or are embedded again). tools nil takes the read tools away (the
-// endpoint went gated or is no MCP server any more); tools its server card
-// declares come back at the record's next write. held is false when
-// ingest holds no document for identifier from that catalog. It blocks
-// like Put while the queue is full.
+// endpoint went gated or is no MCP server any more): the document shows
+// the tools its server card declares again, if any (recordTools). held is
+// false when ingest holds no document for identifier from that catalog. It
+// blocks like Put while the queue is full.
 func (ix *Indexer) SetTools(ctx context.Context, identifier, catalog string, tools *normalize.ToolSet) (bool, error) {
 	u := &toolsUpdate{identifier: identifier, catalog: catalog, tools: tools, held: make(chan bool, 1)}
 	if err := ix.send(ctx, item{tools: u}); err != nil {
@@ -68,7 +98,7 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 		return false
 	}
 	if d, ok := b.upserts[id]; ok {
-		d.Tools = u.tools
+		d.Tools = recordTools(u.tools, d.DeclaredTools)
 		return true
 	}
 	d, err := ix.readDocument(ctx, id)
@@ -88,10 +118,24 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 			return true
 		}
 	}
-	d.Tools = u.tools
+	if u.tools == nil && d.DeclaredTools == nil {
+		ix.refetchDeclared(id)
+	}
+	d.Tools = recordTools(u.tools, d.DeclaredTools)
 	d.Vectors = nil
 	b.upsert(id, d, -1)
 	return true
+}
+
+// refetchDeclared forgets the claim hash of the stored record id, whose
+// listed tools were just taken away and which keeps no declared ones: a
+// record written before records kept their declared tools may have had
+// some, so its catalog's next fetch writes it again, with them (a record
+// that has none is written once more, unchanged).
+func (ix *Indexer) refetchDeclared(id string) {
+	if m := ix.docs[id]; m != nil {
+		m.hash = ""
+	}
 }
 
 // readDocument reads the stored document id whole (without its vectors).

@@ -241,7 +241,8 @@ type storedTool struct {
 // document holds stored. Its tools are, in this order: those a failed
 // write did not store (toolsUnwritten); the record's own; none when the
 // record lists none (its ToolsKey empty); those of its tool document when
-// it holds the record's ToolsKey; those the prober read when they do.
+// it holds the record's ToolsKey; those the prober read, else those the
+// record declares (recordTools), when they do.
 // Found nowhere (a tool document lost), they are an error, and the
 // record's claim hash is forgotten so that its catalog's next fetch
 // writes it, and its tools, again.
@@ -255,7 +256,7 @@ func (ix *Indexer) toolDocOf(d *normalize.Document, stored storedTool) (map[stri
 	if stored.ToolsKey == d.ToolsKey && json.Unmarshal(stored.Tools, &d.Tools) == nil {
 		return normalize.ToolDocument(d)
 	}
-	if ts := ix.toolsFor(d.Identifier, d.SourceCatalog, nil); normalize.ToolsKey(ts) == d.ToolsKey {
+	if ts := ix.toolsFor(d.Identifier, d.SourceCatalog, d.DeclaredTools); normalize.ToolsKey(ts) == d.ToolsKey {
 		d.Tools = ts
 		return normalize.ToolDocument(d)
 	}

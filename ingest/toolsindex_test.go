@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,22 +175,35 @@ func (s toolSource) Tools(identifier, _ string) (*normalize.ToolSet, bool) {
 	return ts, ok
 }
 
+// listedTools is a tool list as the prober reads it, of the tools of names.
+func listedTools(names ...string) *normalize.ToolSet {
+	ts := &normalize.ToolSet{Source: normalize.ToolsListed, Listed: len(names)}
+	for _, n := range names {
+		ts.Items = append(ts.Items, normalize.Tool{Name: n, Description: "lists " + n})
+	}
+	return ts
+}
+
 // TestToolsIndexRepairedAtStart: a tools index out of step with the
 // records is brought in step when ingest starts, the tools index being the
 // one home of the tool lists: a lost tool document is written again from
-// the tools the prober read when they are the record's (its ToolsKey),
-// else its record's catalog writes it again at its next fetch; an orphan
-// left by a crash between two writes is deleted; a record an older ingest
-// wrote with its tools inside (and its tool document of version 1, words
-// and no list) has its tool document written from them and its list taken
-// off.
+// the tools the prober read, or those the record declares, when they are
+// the record's (its ToolsKey), else its record's catalog writes it again
+// at its next fetch; an orphan left by a crash between two writes is
+// deleted; a record an older ingest wrote with its tools inside (and its
+// tool document of version 1, words and no list) has its tool document
+// written from them and its list taken off.
 func TestToolsIndexRepairedAtStart(t *testing.T) {
-	e := newEnv(t, Config{})
 	const origin = "https://repair.test/.well-known/ai-catalog.json"
 	a, b, c, d := "urn:air:repair.test:agent:a", "urn:air:repair.test:agent:b", "urn:air:repair.test:agent:c", "urn:air:repair.test:agent:d"
+	f := "urn:air:repair.test:agent:f"
+	// The prober read a's and d's tools; at the restart it holds d's alone
+	// (a's endpoint went gated while ingest was down).
+	aListed, dListed := listedTools("scan"), listedTools("reverse_geocode")
+	e := newEnv(t, Config{Tools: toolSource{a: aListed, d: dListed}})
 	cat := catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"), entry(b, "B", "second", "2026-01-01"),
-		entry(c, "C", "third", "2026-01-01"), entry(d, "D", "fourth", "2026-01-01")))
-	cat = withTools(withTools(withTools(cat, a, "ocr"), c, "translate"), d, "geocode")
+		entry(c, "C", "third", "2026-01-01"), entry(d, "D", "fourth", "2026-01-01"), entry(f, "F", "fifth", "2026-01-01")))
+	cat = withTools(withTools(withTools(withTools(cat, a, "ocr"), c, "translate"), d, "geocode"), f, "summarize")
 	e.sync(cat)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -200,7 +214,7 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Fatalf("the records index stores %s with its tool list or without its ToolsKey: %+v", a, doc)
 	}
 	tools := e.client.Index(normalize.ToolsIndex(e.index))
-	task, err := tools.DeleteDocuments([]string{normalize.DocID(a), normalize.DocID(d)}, nil)
+	task, err := tools.DeleteDocuments([]string{normalize.DocID(a), normalize.DocID(d), normalize.DocID(f)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,16 +246,12 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The prober read d's tools, as the record holds them; nothing of a's.
-	var dTools *normalize.ToolSet
-	for _, r := range cat.Records {
-		if r.Identifier == d {
-			dTools = r.Tools
-		}
-	}
-	e.open(Config{Tools: toolSource{d: dTools}})
-	if doc := e.toolDocOf(d); !slices.Equal(toolNames(doc), []string{"geocode"}) {
+	e.open(Config{Tools: toolSource{d: dListed}})
+	if doc := e.toolDocOf(d); !slices.Equal(toolNames(doc), []string{"reverse_geocode"}) {
 		t.Errorf("%s: lost tool document not written again at start from the prober's tools: %+v", d, doc)
+	}
+	if doc := e.toolDocOf(f); !slices.Equal(toolNames(doc), []string{"summarize"}) || doc.Tools.Source != normalize.ToolsDeclared {
+		t.Errorf("%s: lost tool document not written again at start from the tools its record declares: %+v", f, doc)
 	}
 	if doc := e.toolDocOf(a); doc != nil {
 		t.Errorf("%s: a tool document written at start from nowhere: %+v", a, doc)
@@ -256,11 +266,89 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Errorf("%s: the tool list not taken off the record an older ingest wrote: %+v", c, doc)
 	}
 
-	// a's catalog, fetched again unchanged, writes a and its tools again.
+	// a's catalog, fetched again unchanged, writes a and its tools again:
+	// those it declares, its endpoint listing none now.
 	e.sync(cat)
 	if doc := e.toolDocOf(a); !slices.Equal(toolNames(doc), []string{"ocr"}) {
 		t.Errorf("%s: lost tool document not written again at its catalog's next fetch: %+v", a, doc)
 	}
+}
+
+// TestToolsDeclaredKept: the tools a server card declares stand while its
+// endpoint lists none; a list read from the endpoint replaces them whole
+// (a declared tool it does not list leaves the index, as does a listed
+// tool that vanishes); and when the endpoint stops listing (gated, not
+// MCP: SetTools nil) the declared tools are back at once, in the record
+// and the tools index, across an unchanged refetch and a restart. A record
+// an older ingest wrote without its declared tools has them back at its
+// catalog's next fetch, unchanged as it is.
+func TestToolsDeclaredKept(t *testing.T) {
+	e := newEnv(t, Config{})
+	const origin = "https://declared.test/.well-known/ai-catalog.json"
+	a := "urn:air:declared.test:mcp:a"
+	cat := withTools(catalog(t, origin, manifest(entry(a, "A", "an archive", "2026-01-01"))), a, "archive_search", "archive_fetch")
+	e.sync(cat)
+	declared := []string{"archive_search", "archive_fetch"}
+	shows := func(step string, names []string, source string) {
+		t.Helper()
+		d := e.toolDocOf(a)
+		if got := toolNames(d); !slices.Equal(got, names) || d.Tools.Source != source {
+			t.Fatalf("%s: tool document lists %v (%+v), want %v from %s", step, got, d, names, source)
+		}
+		if rec := e.doc(a); rec == nil || rec.ToolsKey != normalize.ToolsKey(d.Tools) || !slices.Equal(toolNames(&toolDoc{Tools: rec.DeclaredTools}), declared) {
+			t.Fatalf("%s: the stored record %+v does not hold the tool document's ToolsKey and the declared tools %v", step, rec, declared)
+		}
+	}
+	set := func(ts *normalize.ToolSet) {
+		t.Helper()
+		if held, err := e.ix.SetTools(t.Context(), a, origin, ts); err != nil || !held {
+			t.Fatalf("SetTools: %v, %v", held, err)
+		}
+		e.flush()
+	}
+	shows("written from the catalog", declared, normalize.ToolsDeclared)
+
+	set(listedTools("archive_fetch", "archive_export"))
+	shows("listed", []string{"archive_fetch", "archive_export"}, normalize.ToolsListed)
+	if w := toolWords(e.toolDocOf(a)); strings.Contains(w, "search") {
+		t.Errorf("listed: the tool document's words %q keep archive_search, which the endpoint does not list", w)
+	}
+	set(listedTools("archive_fetch"))
+	shows("a listed tool vanished", []string{"archive_fetch"}, normalize.ToolsListed)
+
+	set(nil)
+	shows("the endpoint went gated", declared, normalize.ToolsDeclared)
+	if w := toolWords(e.toolDocOf(a)); !strings.Contains(w, "search") {
+		t.Errorf("gated: the tool document's words %q lack archive_search", w)
+	}
+	e.sync(cat)
+	shows("an unchanged refetch", declared, normalize.ToolsDeclared)
+
+	if err := e.ix.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.open(Config{})
+	set(listedTools("archive_export"))
+	shows("listed after a restart", []string{"archive_export"}, normalize.ToolsListed)
+	set(nil)
+	shows("gated after a restart", declared, normalize.ToolsDeclared)
+
+	t.Run("a record written before records kept their declared tools", func(t *testing.T) {
+		set(listedTools("archive_export"))
+		task, err := e.client.Index(e.index).UpdateDocuments([]map[string]any{{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
+			t.Fatal(err)
+		}
+		set(nil)
+		if d := e.toolDocOf(a); d != nil {
+			t.Fatalf("no declared tools known, yet a tool document: %+v", d)
+		}
+		e.sync(cat)
+		shows("its catalog's next fetch, unchanged", declared, normalize.ToolsDeclared)
+	})
 }
 
 // flush waits until everything queued is written.

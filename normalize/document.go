@@ -56,6 +56,13 @@ type Document struct {
 	// tools index alone: ingest tells by it whether a tool document is the
 	// one of the record as stored.
 	ToolsKey string `json:"toolsKey,omitempty"`
+	// DeclaredTools are the tools the record's server card or server.json
+	// declares, kept whatever Tools holds (ingest's rule: the endpoint's
+	// list when the prober read one, else these), so that a record whose
+	// endpoint stops listing (gated, not MCP) shows them again at once. The
+	// records index stores them (not searched, never shown); the tools
+	// index holds Tools alone.
+	DeclaredTools *ToolSet `json:"declaredTools,omitempty"`
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.
 	Vectors map[string]any `json:"_vectors,omitempty"`

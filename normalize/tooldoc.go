@@ -131,7 +131,9 @@ var toolSearchableFields = []string{FieldToolWords}
 // ToolsKey. A search's queries over the records then read smaller
 // documents; searchapi joins the tools back on every whole record it
 // shows, and ingest keeps them in memory (embeddings, the tool document)
-// and in the tools index.
+// and in the tools index. The tools its server card declares stay on it
+// (Document.DeclaredTools: not searched, not read by searches), for ingest
+// to fall back on when its endpoint stops listing.
 func RecordDocument(d *Document) *Document {
 	c := *d
 	c.ToolsKey = ToolsKey(d.Tools)

@@ -77,6 +77,10 @@ const (
 // FieldTools is the index field holding a record's ToolSet.
 const FieldTools = "tools"
 
+// FieldDeclaredTools is the records index field holding the tools a
+// record's server card declares (Document.DeclaredTools).
+const FieldDeclaredTools = "declaredTools"
+
 // wireTool is a tool as MCP tools/list and server cards write it.
 type wireTool struct {
 	Name        string `json:"name"`

@@ -1,6 +1,9 @@
 package probe_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -41,8 +44,8 @@ func toolNames(ts *normalize.ToolSet) []string {
 func TestOutcomesAndTools(t *testing.T) {
 	l := newLive(t)
 	l.crawl(fixtures.HostTools)
-	if n := l.round(); n != 11 {
-		t.Errorf("first round probed %d records, want 11", n)
+	if n := l.round(); n != 12 {
+		t.Errorf("first round probed %d records, want 12", n)
 	}
 
 	t.Run("outcomes", func(t *testing.T) {
@@ -140,6 +143,87 @@ func TestOutcomesAndTools(t *testing.T) {
 			t.Errorf("health = not_mcp lists %v", got)
 		}
 	})
+}
+
+// TestDeclaredToolsOutliveGating: the tools a server.json declares are
+// replaced by those the endpoint lists while it is open, and are back, in
+// the record, the tools index, GET /tools and a search's matchedTools, as
+// soon as a probe finds the endpoint gated; an unchanged refetch of the
+// catalog keeps them. An open server whose tools change loses those that
+// vanish from its endpoint, even one its server.json still declares.
+func TestDeclaredToolsOutliveGating(t *testing.T) {
+	l := newLive(t)
+	l.crawl(fixtures.HostTools)
+	l.round()
+	locking, changing := toolsID("locking"), toolsID("changing")
+	listed := []string{fixtures.LockingTools[1].Name, fixtures.LockingTools[0].Name} // as the SDK lists them: by name
+	if ts := l.record(locking).Tools; !slices.Equal(toolNames(ts), listed) || ts.Source != normalize.ToolsListed {
+		t.Fatalf("locking while open: tools %v (%+v), want %v, listed", toolNames(ts), ts, listed)
+	}
+	if got, want := toolNames(l.record(changing).Tools), slices.Sorted(slices.Values(fixtures.ChangingTools[0])); !slices.Equal(got, want) {
+		t.Fatalf("changing: tools %v, want %v as listed (ledger_audit only declared)", got, want)
+	}
+
+	l.clock.Advance(8 * 24 * time.Hour) // past the probe and the tool refresh
+	l.round()
+	l.want(locking, normalize.HealthAuthRequired, "HTTP 401")
+	declared := func(step string) {
+		t.Helper()
+		ts := l.record(locking).Tools
+		if !slices.Equal(toolNames(ts), fixtures.LockingDeclared) || ts.Source != normalize.ToolsDeclared {
+			t.Fatalf("%s: locking's tools %v (%+v), want %v as its server.json declares them", step, toolNames(ts), ts, fixtures.LockingDeclared)
+		}
+		pairs := l.toolPairs("search the stored documents of a vault by text")
+		if !slices.Contains(pairs, locking+" vault_search") {
+			t.Errorf("%s: GET /tools answered %v, want locking's vault_search", step, pairs)
+		}
+		hs := l.search(`{"query": {"text": "search the stored documents of a vault by text", "federation": "none"}, "pageSize": 5}`)
+		i := slices.IndexFunc(hs, func(h searchHit) bool { return h.Identifier == locking })
+		if i < 0 || len(hs[i].MatchedTools) == 0 || hs[i].MatchedTools[0].Name != "vault_search" {
+			t.Errorf("%s: search results %v, want locking with vault_search among its matchedTools", step, hitIDs(hs))
+		}
+	}
+	declared("gated")
+	var raw map[string]json.RawMessage
+	l.agent(locking, &raw)
+	if _, ok := raw[normalize.FieldDeclaredTools]; ok {
+		t.Errorf("GET /agents shows %s, which the records index keeps for ingest alone", normalize.FieldDeclaredTools)
+	}
+	if got, want := toolNames(l.record(changing).Tools), slices.Sorted(slices.Values(fixtures.ChangingTools[1])); !slices.Equal(got, want) {
+		t.Errorf("changing after its tools changed: %v, want %v (ledger_export vanished from the endpoint, declared or not)", got, want)
+	}
+
+	l.crawl(fixtures.HostTools) // unchanged
+	declared("an unchanged refetch")
+}
+
+// toolPairs returns GET /tools's (server, tool) pairs for q, each as
+// "identifier name".
+func (l *live) toolPairs(q string) []string {
+	l.t.Helper()
+	resp, err := http.Get(l.api.URL + "/tools?limit=10&q=" + url.QueryEscape(q))
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Results []struct {
+			Server struct {
+				Identifier string `json:"identifier"`
+			} `json:"server"`
+			Tool struct {
+				Name string `json:"name"`
+			} `json:"tool"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode != http.StatusOK {
+		l.t.Fatalf("GET /tools: %d, %v", resp.StatusCode, err)
+	}
+	var out []string
+	for _, r := range ans.Results {
+		out = append(out, r.Server.Identifier+" "+r.Tool.Name)
+	}
+	return out
 }
 
 var _ = probe.IsTemplate

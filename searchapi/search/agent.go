@@ -17,6 +17,7 @@ var internalFields = []string{
 	normalize.FieldID, normalize.FieldIdentifierKey, normalize.FieldContentHash, normalize.FieldPublisherNames, normalize.FieldSourceCatalog,
 	normalize.FieldUpdatedAtTs, normalize.FieldIndexedAtTs, normalize.FieldExpiresAtTs, normalize.FieldToolsKey, "_vectors", "_rankingScore",
 	"_rankingScoreDetails", normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
+	normalize.FieldDeclaredTools,
 }
 
 // Agent returns the stored record of identifier as a caller in the groups
