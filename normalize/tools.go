@@ -175,10 +175,14 @@ func MarkTools(ts *ToolSet) {
 	}
 }
 
+// toolNameSpaces turns a tool name's separators into spaces (ToolText):
+// built once, as a search splits the text of every tool it may name.
+var toolNameSpaces = strings.NewReplacer("_", " ", "-", " ", ".", " ")
+
 // ToolText is the text of one tool that search reads and embeds: its name
 // (with underscores and dashes as spaces), title and description.
 func ToolText(t Tool) string {
-	name := strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(t.Name)
+	name := toolNameSpaces.Replace(t.Name)
 	parts := []string{name}
 	if t.Title != "" && !strings.EqualFold(t.Title, name) {
 		parts = append(parts, t.Title)

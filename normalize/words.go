@@ -54,6 +54,35 @@ func asciiWords(text string) []string {
 	return out
 }
 
+// WordText is Words of text, one space apart: one string, built for an
+// ASCII text in one pass, without the slice of words (searchapi matches
+// a request's terms in it, hybrid.HoldsTerm, for every tool a search may
+// name).
+func WordText(text string) string {
+	if !isASCII(text) {
+		return strings.Join(unicodeWords(text), " ")
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	gap := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if !isASCIIWordByte(c) {
+			gap = b.Len() > 0
+			continue
+		}
+		if gap {
+			b.WriteByte(' ')
+			gap = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // isASCIIWordByte is IsWordRune of a lower-case ASCII byte.
 func isASCIIWordByte(b byte) bool { return 'a' <= b && b <= 'z' || '0' <= b && b <= '9' }
 

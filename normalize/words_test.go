@@ -3,6 +3,7 @@ package normalize
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -30,8 +31,9 @@ func TestWordsAndTerms(t *testing.T) {
 	}
 }
 
-// TestASCIIWordsAsUnicode checks the ASCII path of Words against the general
-// one on every ASCII byte, around words, and on random ASCII texts.
+// TestASCIIWordsAsUnicode checks the ASCII path of Words, and WordText,
+// against the general one on every ASCII byte, around words, and on
+// random ASCII texts.
 func TestASCIIWordsAsUnicode(t *testing.T) {
 	texts := []string{"", " ", "--", "a", "A", "Flight Booker", "Book cheap flights to Paris, and Rome.", "x1 2y  Z_9's", "tail9"}
 	for b := 0; b < utf8.RuneSelf; b++ {
@@ -54,9 +56,15 @@ func TestASCIIWordsAsUnicode(t *testing.T) {
 		if w := Words(s); !slices.Equal(w, want) {
 			t.Fatalf("Words(%q) = %q, want %q", s, w, want)
 		}
+		if w := WordText(s); w != strings.Join(want, " ") {
+			t.Fatalf("WordText(%q) = %q, want %q", s, w, strings.Join(want, " "))
+		}
 	}
 	if w := Words("Café NAÏVE ﬁle"); !slices.Equal(w, []string{"café", "naïve", "file"}) {
 		t.Errorf("Words of a non-ASCII text = %q", w)
+	}
+	if w := WordText("Café, NAÏVE ﬁle!"); w != "café naïve file" {
+		t.Errorf("WordText of a non-ASCII text = %q", w)
 	}
 }
 

@@ -69,10 +69,10 @@ type Request struct {
 	// tools' text.
 	ToolIndex string
 	// NamesTools, when set, tells from the words of a server's tools
-	// (normalize.ToolWords, one a word) whether one of its tools may be
-	// named: the tools sub-queries prepare the tool lists of those
-	// servers alone (ServerTools.Tools; nil: of every server they find).
-	NamesTools func(held []string) bool
+	// (normalize.ToolWords) whether one of its tools may be named: the
+	// tools sub-queries read the tool lists of those servers alone
+	// (ServerTools.List; nil: of every server they find).
+	NamesTools func(words string) bool
 	// Counts, when set, are the document counts terms are weighed by
 	// (idf) instead of those under Filter: a filtered search given the
 	// counts of the unfiltered one scores each document it keeps as the

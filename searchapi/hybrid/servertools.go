@@ -5,38 +5,41 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
+	"sync"
 
 	"github.com/meilisearch/meilisearch-go"
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/agentfinder/agentfinder/normalize"
 	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
 // ServerTools is what the tools sub-queries read of a server they found,
-// prepared for matching a request's words against its tools.
+// prepared for matching a request's words against its tools: its tool
+// list decoded, and each tool's words split, once (List), by the tools
+// search while the records' search runs.
 type ServerTools struct {
 	// Words are its tool words as the tools index holds them
-	// (normalize.ToolWords).
+	// (normalize.ToolWords: distinct words, one space apart).
 	Words string
-	// Held are Words, one a word.
-	Held []string
-	// Tools is its tool list: read only for a server that may name a tool
-	// (Request.NamesTools), nil otherwise, and when the tools index holds
-	// none or one that cannot be read.
-	Tools []normalize.Tool
-	// ToolWords holds, for each of Tools, the words of its name, title and
-	// description (normalize.Words of normalize.ToolText).
-	ToolWords [][]string
+
+	// list is its tool list as the tools index holds it (read only for a
+	// server that may name a tool, Request.NamesTools), decoded by List.
+	list  json.RawMessage
+	once  sync.Once
+	tools []normalize.Tool
+	// toolWords holds, for each of tools, the words of its name, title
+	// and description (normalize.WordText of normalize.ToolText).
+	toolWords []string
 }
 
 // readTools reads the servers' tools of each hit of results, the answers
 // of the tools sub-queries queries (by result, then hit): their words, and
 // the tool lists of those whose words names admits (Request.NamesTools;
 // nil: all), read from the tools index under each query's own filter in
-// one more multi-search (listQueries). A server found more than once is
-// read once.
-func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func([]string) bool) ([][]*ServerTools, error) {
+// one more multi-search (listQueries), decoded (ServerTools.List). A
+// server found more than once is read once.
+func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(words string) bool) ([][]*ServerTools, error) {
 	byID := map[string]*ServerTools{}
 	out := make([][]*ServerTools, len(results))
 	for i, res := range results {
@@ -46,7 +49,7 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 			st := byID[id]
 			if st == nil {
 				words, _ := String(h[normalize.FieldToolWords])
-				st = &ServerTools{Words: words, Held: strings.Fields(words)}
+				st = &ServerTools{Words: words}
 				byID[id] = st
 			}
 			out[i][j] = st
@@ -62,10 +65,13 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 	}
 	for _, res := range answers {
 		for _, h := range res.Hits {
-			if id, _ := String(h[idField]); byID[id] != nil && byID[id].Tools == nil {
-				byID[id].setTools(h[normalize.FieldTools])
+			if id, _ := String(h[idField]); byID[id] != nil && byID[id].list == nil {
+				byID[id].list = h[normalize.FieldTools]
 			}
 		}
+	}
+	for _, st := range byID {
+		st.List()
 	}
 	return out, nil
 }
@@ -74,7 +80,7 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 // results whose words names admits: one per filter of queries (each
 // query's found servers under that query's filter), so the caller's access
 // and the search's filters apply to the lists as to the words.
-func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func([]string) bool) ([]*meilisearch.SearchRequest, error) {
+func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(words string) bool) ([]*meilisearch.SearchRequest, error) {
 	var out []*meilisearch.SearchRequest
 	byFilter := map[string]*meilisearch.SearchRequest{}
 	ids := map[string][]string{}
@@ -86,7 +92,7 @@ func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.Sea
 		for _, h := range results[i].Hits {
 			id, _ := String(h[idField])
 			words, _ := String(h[normalize.FieldToolWords])
-			if slices.Contains(ids[f], id) || names != nil && !names(strings.Fields(words)) {
+			if slices.Contains(ids[f], id) || names != nil && !names(words) {
 				continue
 			}
 			if byFilter[f] == nil {
@@ -103,27 +109,40 @@ func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.Sea
 	return out, nil
 }
 
-// setTools decodes raw, a tool list, onto st, each tool's words beside it.
-// A list that cannot be read leaves the server its words alone: they
-// still count towards the request's words, and name no tool.
-func (st *ServerTools) setTools(raw json.RawMessage) {
-	var ts normalize.ToolSet
-	if len(raw) == 0 || json.Unmarshal(raw, &ts) != nil {
-		return
+// List returns the server's tool list and, for each tool, its words
+// (normalize.WordText of normalize.ToolText: HoldsTerm reads them), decoding the list the tools index holds on first use. A list
+// that cannot be read leaves the server its words alone: they still count
+// towards the request's words, and name no tool. It is safe for
+// concurrent use.
+func (st *ServerTools) List() ([]normalize.Tool, []string) {
+	st.once.Do(st.prepare)
+	return st.tools, st.toolWords
+}
+
+// prepare decodes the tool list read (unless NewServerTools gave it) and
+// splits each tool's text into its words. It reads the list's items alone
+// (normalize.ToolSet's), with segmentio/encoding/json: as encoding/json
+// reads them, at a third of its cost (a search decodes up to twenty lists
+// of up to 500 tools).
+func (st *ServerTools) prepare() {
+	if st.tools == nil && len(st.list) > 0 {
+		var ts struct {
+			Items []normalize.Tool `json:"items"`
+		}
+		if fastjson.Unmarshal(st.list, &ts) != nil {
+			return
+		}
+		st.tools = ts.Items
 	}
-	*st = *NewServerTools(st.Words, ts.Items)
+	st.list = nil
+	st.toolWords = make([]string, len(st.tools))
+	for i, t := range st.tools {
+		st.toolWords[i] = normalize.WordText(normalize.ToolText(t))
+	}
 }
 
 // NewServerTools prepares a server's tool words (normalize.ToolWords) and
-// tools for matching: its words one a word, and each tool's words.
+// tools for matching.
 func NewServerTools(words string, tools []normalize.Tool) *ServerTools {
-	st := &ServerTools{Words: words, Held: strings.Fields(words), Tools: tools}
-	if len(tools) == 0 {
-		return st
-	}
-	st.ToolWords = make([][]string, len(tools))
-	for i, t := range tools {
-		st.ToolWords[i] = normalize.Words(normalize.ToolText(t))
-	}
-	return st
+	return &ServerTools{Words: words, tools: tools}
 }

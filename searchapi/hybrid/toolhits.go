@@ -83,7 +83,7 @@ type toolSearch struct {
 // and prepares the tools of the servers they find, identified by their
 // idField (the tool lists of those names admits: Request.NamesTools). The
 // caller stops it (stop) whatever happens.
-func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func([]string) bool) *toolSearch {
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func(words string) bool) *toolSearch {
 	t := &toolSearch{done: make(chan struct{})}
 	if len(queries) == 0 {
 		close(t.done)
@@ -186,7 +186,7 @@ func (r Request) addTools(a *answers, found []toolHit, want map[string]bool) {
 			a.preferred[h.id] = true
 		}
 		a.tools[h.id] = h.tools
-		r.addToolHit(h.id, h.tools.Held, a.terms, a.termDocs, at)
+		r.addToolHit(h.id, h.tools.Words, a.terms, a.termDocs, at)
 	}
 }
 
@@ -202,14 +202,14 @@ func hitPlaces(tr []query.TermResult) []map[string]int {
 	return at
 }
 
-// addToolHit makes the server id, whose tools hold the words held, a hit
-// of each term's sub-query whose term they hold, counted among the
-// documents holding it: a hit of its own text keeps its score when higher
+// addToolHit makes the server id, whose tools hold words (one space
+// apart), a hit of each term's sub-query whose term they hold, counted
+// among the documents holding it: a hit of its own text keeps its score when higher
 // than toolTermScore. at holds the hits' places (hitPlaces), kept up to
 // date.
-func (r Request) addToolHit(id string, held []string, tr []query.TermResult, termDocs []int, at []map[string]int) {
+func (r Request) addToolHit(id, words string, tr []query.TermResult, termDocs []int, at []map[string]int) {
 	for i, term := range r.Terms {
-		if !HoldsTerm(held, term) {
+		if !HoldsTerm(words, term) {
 			continue
 		}
 		tr[i].TotalHits++
@@ -223,16 +223,45 @@ func (r Request) addToolHit(id string, held []string, tr []query.TermResult, ter
 	}
 }
 
-// HoldsTerm reports whether words hold term: equal, or one the other's
-// stem (a word of four letters or more starting the other, at most three
-// letters shorter: "markdown" and "markdowns", "convert" and "converts").
-func HoldsTerm(words []string, term string) bool {
-	for _, w := range words {
-		if sameStem(w, term) {
+// HoldsTerm reports whether words, one space apart (normalize.ToolWords),
+// hold term: equal, or one the other's stem (a word of four letters or
+// more starting the other, at most three letters shorter: "markdown" and
+// "markdowns", "convert" and "converts"). It reads words in place: every
+// word holding term starts with term's stemLead, so only the words
+// starting with it are compared (sameStem), found by strings.Index
+// without splitting words.
+func HoldsTerm(words, term string) bool {
+	if term == "" {
+		return false
+	}
+	lead := term[:stemLead(len(term))]
+	for at := 0; at < len(words); {
+		i := strings.Index(words[at:], lead)
+		if i < 0 {
+			return false
+		}
+		start := at + i
+		end := len(words)
+		if j := strings.IndexByte(words[start:], ' '); j >= 0 {
+			end = start + j
+		}
+		if (start == 0 || words[start-1] == ' ') && sameStem(words[start:end], term) {
 			return true
 		}
+		at = end + 1
 	}
 	return false
+}
+
+// stemLead is how many of the first letters of a term of n letters every
+// word holding it (HoldsTerm) starts with: all of them for a term shorter
+// than four letters (equal words alone), else those of its shortest stem,
+// three letters shorter but at least four.
+func stemLead(n int) int {
+	if n < 4 {
+		return n
+	}
+	return max(4, n-3)
 }
 
 // sameStem reports whether a and b are the same word or one the other's

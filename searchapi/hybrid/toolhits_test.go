@@ -129,9 +129,9 @@ func TestToolsSentApart(t *testing.T) {
 		t.Fatalf("hits %v, tools %v: want the weather agent, found by its tools", ids(got), got.Tools)
 	}
 	st := got.Tools[weather]
-	wantWords := [][]string{{"geocode", "street", "address", "latitude", "longitude"}, {"forecast"}}
-	if st.Words != "geocode street address latitude longitude forecast" || len(st.Tools) != 2 || st.Tools[0].Name != "geocode" || !reflect.DeepEqual(st.ToolWords, wantWords) {
-		t.Errorf("the weather agent's tools %+v: want its words, its two tools and their words %v", st, wantWords)
+	wantWords := []string{"geocode street address latitude longitude", "forecast"}
+	if list, words := st.List(); st.Words != "geocode street address latitude longitude forecast" || len(list) != 2 || list[0].Name != "geocode" || !reflect.DeepEqual(words, wantWords) {
+		t.Errorf("the weather agent's tools %+v (words %q): want its words, its two tools and their words %q", list, words, wantWords)
 	}
 	// The records' multi-search, the tools queries', then the tools' lists.
 	var named []string
@@ -237,7 +237,7 @@ func TestListQueries(t *testing.T) {
 		{Hits: meilisearch.Hits{hit("a", "pdf ocr")}},
 		{Hits: meilisearch.Hits{hit("c", "ocr")}},
 	}
-	ocr := func(held []string) bool { return slices.Contains(held, "ocr") }
+	ocr := func(words string) bool { return slices.Contains(strings.Fields(words), "ocr") }
 	got, err := listQueries(queries, results, "identifier", ocr)
 	if err != nil {
 		t.Fatal(err)
@@ -260,17 +260,57 @@ func TestListQueries(t *testing.T) {
 	}
 }
 
-// TestSetTools: a tool list is decoded with each tool's words; one that
-// cannot be read leaves the server its words and no tools.
-func TestSetTools(t *testing.T) {
-	st := &ServerTools{Words: "pdf to markdown convert a", Held: strings.Fields("pdf to markdown convert a")}
-	st.setTools(json.RawMessage(`{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`))
-	if len(st.Tools) != 1 || !slices.Equal(st.ToolWords[0], []string{"pdf", "to", "markdown", "convert", "a", "pdf"}) || len(st.Held) != 5 {
-		t.Errorf("decoded: %+v, want its tool and the tool's words, its words kept", st)
+// TestServerToolsList: a tool list read is decoded on first use, each
+// tool's words beside it; one that cannot be read leaves the server its
+// words and no tools; one given decoded is kept as given.
+func TestServerToolsList(t *testing.T) {
+	st := &ServerTools{Words: "pdf to markdown convert a", list: json.RawMessage(`{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`)}
+	list, words := st.List()
+	if len(list) != 1 || list[0].Name != "pdf_to_markdown" || !slices.Equal(words, []string{"pdf to markdown convert a pdf"}) || st.Words != "pdf to markdown convert a" {
+		t.Errorf("decoded: %+v, words %q: want its tool and the tool's words, its words kept", list, words)
 	}
-	bad := &ServerTools{Words: "ocr", Held: []string{"ocr"}}
-	bad.setTools(json.RawMessage(`{"items": 3}`))
-	if bad.Words != "ocr" || bad.Tools != nil {
-		t.Errorf("a list that cannot be read: %+v, want its words and no tools", bad)
+	if again, _ := st.List(); len(again) != 1 || &again[0] != &list[0] {
+		t.Errorf("a second List: %+v, want the list decoded once", again)
+	}
+	bad := &ServerTools{Words: "ocr", list: json.RawMessage(`{"items": 3}`)}
+	if list, words := bad.List(); bad.Words != "ocr" || list != nil || len(words) != 0 {
+		t.Errorf("a list that cannot be read: %+v, %q, want its words and no tools", list, words)
+	}
+	given := NewServerTools("ocr scan", []normalize.Tool{{Name: "ocr", Description: "Scan."}})
+	if list, words := given.List(); len(list) != 1 || !slices.Equal(words, []string{"ocr scan"}) {
+		t.Errorf("NewServerTools: %+v, %q, want its tool and the tool's words", list, words)
+	}
+}
+
+// TestHoldsTerm: HoldsTerm, reading the words in place, answers as
+// sameStem against each word split apart does, for words and terms where
+// a term starts, ends or sits inside other words, equal, a stem of
+// another or longer by one to four letters.
+func TestHoldsTerm(t *testing.T) {
+	words := []string{
+		"", "pdf", "pdf markdown", "markdowns convert", "xpdf apdfb", "converting",
+		"convertible converts", "geo geocode", "mark markdown", "marks", "a b c", "pdfs",
+		"imarkdown", "markdownify", "convert", "transconvert convertx",
+	}
+	terms := []string{"pdf", "markdown", "markdowns", "convert", "converted", "geo", "mark", "marks", "a", "c", "pdfs", "markdownify", "conv"}
+	for _, w := range words {
+		for _, term := range terms {
+			want := slices.ContainsFunc(strings.Fields(w), func(x string) bool { return sameStem(x, term) })
+			if got := HoldsTerm(w, term); got != want {
+				t.Errorf("HoldsTerm(%q, %q) = %v, want %v", w, term, got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		words, term string
+		want        bool
+	}{
+		{"pdf markdown", "markdowns", true}, {"convert", "converting", true}, {"converting", "convert", true},
+		{"convert", "convertible", false}, {"xpdf", "pdf", false}, {"pdfx", "pdf", false}, {"geocode", "geo", false},
+		{"a b", "", false},
+	} {
+		if got := HoldsTerm(c.words, c.term); got != c.want {
+			t.Errorf("HoldsTerm(%q, %q) = %v, want %v", c.words, c.term, got, c.want)
+		}
 	}
 }

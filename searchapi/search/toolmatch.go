@@ -37,14 +37,21 @@ const minToolMatch = 0.5
 // sub-queries read them; nil when they did not find it) that match the
 // request's informative words qterms, best first: at most
 // maxMatchedTools, each holding at least minToolMatch of the words; a
-// server namesTools refuses names none.
+// server namesTools refuses names none. A tool's words are among its
+// server's, so each tool is asked only for the terms its server's words
+// hold.
 func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
-	if st == nil || len(st.Tools) == 0 || !namesTools(qterms)(st.Held) {
+	if st == nil {
 		return nil
 	}
+	held := heldTerms(st.Words, qterms)
+	if !namesEnough(len(held), len(qterms)) {
+		return nil
+	}
+	tools, words := st.List()
 	var out []MatchedTool
-	for i, t := range st.Tools {
-		m := termShare(st.ToolWords[i], qterms)
+	for i, t := range tools {
+		m := float64(countHeld(words[i], held)) / float64(len(qterms))
 		if m < minToolMatch {
 			continue
 		}
@@ -54,24 +61,42 @@ func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
 	return out[:min(len(out), maxMatchedTools)]
 }
 
-// namesTools is the rule a server's tool words (held) must meet for one of
-// its tools to match the request's informative words qterms: a tool's
-// words are among its server's, so a server whose words hold less than
-// minToolMatch of qterms names none (hybrid.Request.NamesTools).
-func namesTools(qterms []string) func(held []string) bool {
-	return func(held []string) bool {
-		return len(qterms) > 0 && termShare(held, qterms) >= minToolMatch
+// namesTools is the rule a server's tool words (words, one space apart)
+// must meet for one of its tools to match the request's informative words
+// qterms: a tool's words are among its server's, so a server whose words
+// hold less than minToolMatch of qterms names none
+// (hybrid.Request.NamesTools).
+func namesTools(qterms []string) func(words string) bool {
+	return func(words string) bool {
+		return namesEnough(countHeld(words, qterms), len(qterms))
 	}
 }
 
-// termShare is the share of terms found among words (hybrid.HoldsTerm:
-// equal, or one the other's stem).
-func termShare(words, terms []string) float64 {
+// namesEnough reports whether held terms of a request's n informative
+// words are enough for a server's tools to name one (namesTools).
+func namesEnough(held, n int) bool {
+	return n > 0 && float64(held)/float64(n) >= minToolMatch
+}
+
+// countHeld is how many of terms words, one space apart, hold
+// (hybrid.HoldsTerm: equal, or one the other's stem).
+func countHeld(words string, terms []string) int {
 	n := 0
 	for _, t := range terms {
 		if hybrid.HoldsTerm(words, t) {
 			n++
 		}
 	}
-	return float64(n) / float64(len(terms))
+	return n
+}
+
+// heldTerms are the terms words, one space apart, hold (countHeld).
+func heldTerms(words string, terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		if hybrid.HoldsTerm(words, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
