@@ -49,7 +49,7 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	if !r.searchesTools() {
 		return nil
 	}
-	text := strings.Join(r.Terms, " ")
+	text := wholeWords(r.Terms)
 	out := make([]*meilisearch.SearchRequest, len(toolStrategies))
 	for i, m := range toolStrategies {
 		out[i] = &meilisearch.SearchRequest{
@@ -60,6 +60,17 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	}
 	return out
 }
+
+// wholeWords is the query text of the tools sub-queries: terms, each
+// apart from the next by a hard separator (". "), so that Meilisearch reads
+// each term as the word it is and nothing more. Between words a space
+// leaves apart, it also searches their concatenations (its n-grams: "look
+// up" as "lookup"), which a server's tool words would hold as one word no
+// term matches (HoldsTerm); looking those up for every pair and triple of
+// terms took half of the tools queries' processing time in Meilisearch
+// (docs/MEASUREMENTS.md). The index ranks by words alone, so the positions
+// the separators move say nothing there.
+func wholeWords(terms []string) string { return strings.Join(terms, ". ") }
 
 // toolSearch is the tools sub-queries of a search (of both of Scaled's),
 // sent as a multi-search of their own at the same time as the records':

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -312,5 +313,35 @@ func TestHoldsTerm(t *testing.T) {
 		if got := HoldsTerm(c.words, c.term); got != c.want {
 			t.Errorf("HoldsTerm(%q, %q) = %v, want %v", c.words, c.term, got, c.want)
 		}
+	}
+}
+
+// TestToolQueriesWholeWords: the tools queries match the request's terms
+// as whole words: a server whose tools hold two terms run together as one
+// word ("weatherforecast", which Meilisearch's n-grams would read as
+// "weather forecast") is not found, one holding a term as a word is.
+func TestToolQueriesWholeWords(t *testing.T) {
+	srv, index, tools := newToolIndex(t)
+	joined := &normalize.ToolSet{Items: []normalize.Tool{{Name: "weatherforecast"}}}
+	docs := []toolDoc{{"c", "urn:ai:c.test:agent:joined", "agent", normalize.ToolWords(joined), joined}}
+	task, err := srv.Client.Index(tools).AddDocuments(docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(srv.Client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Search(context.Background(), srv.Client, Request{Index: index, ToolIndex: tools, Text: "weather forecast", Terms: []string{"weather", "forecast"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ToolErr != nil {
+		t.Fatalf("ToolErr = %v", got.ToolErr)
+	}
+	if got.Tools["urn:ai:b.test:agent:weather"] == nil {
+		t.Errorf("tools found %v: want the weather agent, whose tool is named forecast", slices.Collect(maps.Keys(got.Tools)))
+	}
+	if got.Tools["urn:ai:c.test:agent:joined"] != nil {
+		t.Errorf("the server whose one tool word is weatherforecast was found: the terms were read as their concatenation")
 	}
 }
