@@ -69,10 +69,10 @@ type Request struct {
 	// tools' text.
 	ToolIndex string
 	// NamesTools, when set, tells from the words of a server's tools
-	// (normalize.ToolWords) whether one of its tools may be named: the
-	// tools sub-queries read the tool lists of those servers alone
-	// (ServerTools.List; nil: of every server they find).
-	NamesTools func(words string) bool
+	// (ServerTools.Words, normalize.ToolWords) whether one of its tools
+	// may be named: the tools sub-queries read the tool lists of those
+	// servers alone (ServerTools.List; nil: of every server they find).
+	NamesTools func(*ServerTools) bool
 	// Counts, when set, are the document counts terms are weighed by
 	// (idf) instead of those under Filter: a filtered search given the
 	// counts of the unfiltered one scores each document it keeps as the

@@ -31,6 +31,27 @@ type ServerTools struct {
 	// toolWords holds, for each of tools, the words of its name, title
 	// and description (normalize.WordText of normalize.ToolText).
 	toolWords []string
+
+	heldMu sync.Mutex
+	held   map[string]bool // HoldsTerm(Words, term), by the terms asked
+}
+
+// Holds reports whether the server's tool words hold term (HoldsTerm of
+// Words), each term read once: a search asks for its terms in each of its
+// rules (Request.NamesTools, the term hits, the tools it names). It is
+// safe for concurrent use.
+func (st *ServerTools) Holds(term string) bool {
+	st.heldMu.Lock()
+	defer st.heldMu.Unlock()
+	h, ok := st.held[term]
+	if !ok {
+		h = HoldsTerm(st.Words, term)
+		if st.held == nil {
+			st.held = make(map[string]bool, 8)
+		}
+		st.held[term] = h
+	}
+	return h
 }
 
 // readTools reads the servers' tools of each hit of results, the answers
@@ -39,7 +60,7 @@ type ServerTools struct {
 // nil: all), read from the tools index under each query's own filter in
 // one more multi-search (listQueries), decoded (ServerTools.List). A
 // server found more than once is read once.
-func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(words string) bool) ([][]*ServerTools, error) {
+func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(*ServerTools) bool) ([][]*ServerTools, error) {
 	byID := map[string]*ServerTools{}
 	out := make([][]*ServerTools, len(results))
 	for i, res := range results {
@@ -55,7 +76,7 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 			out[i][j] = st
 		}
 	}
-	lists, err := listQueries(queries, results, idField, names)
+	lists, err := listQueries(queries, results, out, idField, names)
 	if err != nil || len(lists) == 0 {
 		return out, err
 	}
@@ -77,10 +98,11 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 }
 
 // listQueries are the requests reading the tool lists of the servers of
-// results whose words names admits: one per filter of queries (each
-// query's found servers under that query's filter), so the caller's access
-// and the search's filters apply to the lists as to the words.
-func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(words string) bool) ([]*meilisearch.SearchRequest, error) {
+// results (servers: each hit's, as readTools prepared them) that names
+// admits: one per filter of queries (each query's found servers under
+// that query's filter), so the caller's access and the search's filters
+// apply to the lists as to the words.
+func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, servers [][]*ServerTools, idField string, names func(*ServerTools) bool) ([]*meilisearch.SearchRequest, error) {
 	var out []*meilisearch.SearchRequest
 	byFilter := map[string]*meilisearch.SearchRequest{}
 	ids := map[string][]string{}
@@ -89,10 +111,9 @@ func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.Sea
 		if q.Filter != nil && !ok {
 			return nil, fmt.Errorf("tool lists: filter %T, want a string", q.Filter)
 		}
-		for _, h := range results[i].Hits {
+		for j, h := range results[i].Hits {
 			id, _ := String(h[idField])
-			words, _ := String(h[normalize.FieldToolWords])
-			if slices.Contains(ids[f], id) || names != nil && !names(words) {
+			if slices.Contains(ids[f], id) || names != nil && !names(servers[i][j]) {
 				continue
 			}
 			if byFilter[f] == nil {

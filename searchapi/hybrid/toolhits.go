@@ -94,7 +94,7 @@ type toolSearch struct {
 // and prepares the tools of the servers they find, identified by their
 // idField (the tool lists of those names admits: Request.NamesTools). The
 // caller stops it (stop) whatever happens.
-func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func(words string) bool) *toolSearch {
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func(*ServerTools) bool) *toolSearch {
 	t := &toolSearch{done: make(chan struct{})}
 	if len(queries) == 0 {
 		close(t.done)
@@ -197,7 +197,7 @@ func (r Request) addTools(a *answers, found []toolHit, want map[string]bool) {
 			a.preferred[h.id] = true
 		}
 		a.tools[h.id] = h.tools
-		r.addToolHit(h.id, h.tools.Words, a.terms, a.termDocs, at)
+		r.addToolHit(h.id, h.tools, a.terms, a.termDocs, at)
 	}
 }
 
@@ -213,14 +213,14 @@ func hitPlaces(tr []query.TermResult) []map[string]int {
 	return at
 }
 
-// addToolHit makes the server id, whose tools hold words (one space
-// apart), a hit of each term's sub-query whose term they hold, counted
+// addToolHit makes the server id, whose tools are st, a hit of each
+// term's sub-query whose term they hold (ServerTools.Holds), counted
 // among the documents holding it: a hit of its own text keeps its score when higher
 // than toolTermScore. at holds the hits' places (hitPlaces), kept up to
 // date.
-func (r Request) addToolHit(id, words string, tr []query.TermResult, termDocs []int, at []map[string]int) {
+func (r Request) addToolHit(id string, st *ServerTools, tr []query.TermResult, termDocs []int, at []map[string]int) {
 	for i, term := range r.Terms {
-		if !HoldsTerm(words, term) {
+		if !st.Holds(term) {
 			continue
 		}
 		tr[i].TotalHits++

@@ -227,19 +227,21 @@ func TestToolsCanceledWithSearch(t *testing.T) {
 // rule (Request.NamesTools) admits, each once, under the filter of the
 // query that found them; with no rule, for every server found.
 func TestListQueries(t *testing.T) {
-	hit := func(id, words string) meilisearch.Hit {
-		return meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`), normalize.FieldToolWords: json.RawMessage(`"` + words + `"`)}
+	hit := func(id string) meilisearch.Hit {
+		return meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`)}
 	}
+	a, b, c := &ServerTools{Words: "pdf ocr"}, &ServerTools{Words: "weather"}, &ServerTools{Words: "ocr"}
+	servers := [][]*ServerTools{{a, b}, {a}, {c}}
 	queries := []*meilisearch.SearchRequest{
 		{IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = mcp"},
 	}
 	results := []meilisearch.SearchResponse{
-		{Hits: meilisearch.Hits{hit("a", "pdf ocr"), hit("b", "weather")}},
-		{Hits: meilisearch.Hits{hit("a", "pdf ocr")}},
-		{Hits: meilisearch.Hits{hit("c", "ocr")}},
+		{Hits: meilisearch.Hits{hit("a"), hit("b")}},
+		{Hits: meilisearch.Hits{hit("a")}},
+		{Hits: meilisearch.Hits{hit("c")}},
 	}
-	ocr := func(words string) bool { return slices.Contains(strings.Fields(words), "ocr") }
-	got, err := listQueries(queries, results, "identifier", ocr)
+	ocr := func(st *ServerTools) bool { return st.Holds("ocr") }
+	got, err := listQueries(queries, results, servers, "identifier", ocr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +254,11 @@ func TestListQueries(t *testing.T) {
 			t.Errorf("list query %d: %+v, want filter %q, limit 1, the tools retrieved", i, q, want[i])
 		}
 	}
-	all, err := listQueries(queries, results, "identifier", nil)
+	all, err := listQueries(queries, results, servers, "identifier", nil)
 	if err != nil || len(all) != 2 || all[0].Limit != 2 {
 		t.Errorf("no rule: %+v (%v), want a and b under the first filter", all, err)
 	}
-	if _, err := listQueries([]*meilisearch.SearchRequest{{IndexUID: "t", Filter: []string{"x"}}}, results[:1], "identifier", nil); err == nil {
+	if _, err := listQueries([]*meilisearch.SearchRequest{{IndexUID: "t", Filter: []string{"x"}}}, results[:1], servers[:1], "identifier", nil); err == nil {
 		t.Error("a filter that is no string: no error")
 	}
 }
@@ -283,10 +285,11 @@ func TestServerToolsList(t *testing.T) {
 	}
 }
 
-// TestHoldsTerm: HoldsTerm, reading the words in place, answers as
-// sameStem against each word split apart does, for words and terms where
-// a term starts, ends or sits inside other words, equal, a stem of
-// another or longer by one to four letters.
+// TestHoldsTerm: HoldsTerm, reading the words in place, and
+// ServerTools.Holds, asked twice, answer as sameStem against each word
+// split apart does, for words and terms where a term starts, ends or sits
+// inside other words, equal, a stem of another or longer by one to four
+// letters.
 func TestHoldsTerm(t *testing.T) {
 	words := []string{
 		"", "pdf", "pdf markdown", "markdowns convert", "xpdf apdfb", "converting",
@@ -295,10 +298,14 @@ func TestHoldsTerm(t *testing.T) {
 	}
 	terms := []string{"pdf", "markdown", "markdowns", "convert", "converted", "geo", "mark", "marks", "a", "c", "pdfs", "markdownify", "conv"}
 	for _, w := range words {
+		st := &ServerTools{Words: w}
 		for _, term := range terms {
 			want := slices.ContainsFunc(strings.Fields(w), func(x string) bool { return sameStem(x, term) })
 			if got := HoldsTerm(w, term); got != want {
 				t.Errorf("HoldsTerm(%q, %q) = %v, want %v", w, term, got, want)
+			}
+			if got, again := st.Holds(term), st.Holds(term); got != want || again != want {
+				t.Errorf("ServerTools{%q}.Holds(%q) = %v, then %v, want %v", w, term, got, again, want)
 			}
 		}
 	}

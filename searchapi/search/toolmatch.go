@@ -44,14 +44,14 @@ func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
 	if st == nil {
 		return nil
 	}
-	held := heldTerms(st.Words, qterms)
+	held := heldTerms(st, qterms)
 	if !namesEnough(len(held), len(qterms)) {
 		return nil
 	}
 	tools, words := st.List()
 	var out []MatchedTool
 	for i, t := range tools {
-		m := float64(countHeld(words[i], held)) / float64(len(qterms))
+		m := float64(toolHolds(words[i], held)) / float64(len(qterms))
 		if m < minToolMatch {
 			continue
 		}
@@ -61,14 +61,13 @@ func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
 	return out[:min(len(out), maxMatchedTools)]
 }
 
-// namesTools is the rule a server's tool words (words, one space apart)
-// must meet for one of its tools to match the request's informative words
-// qterms: a tool's words are among its server's, so a server whose words
-// hold less than minToolMatch of qterms names none
-// (hybrid.Request.NamesTools).
-func namesTools(qterms []string) func(words string) bool {
-	return func(words string) bool {
-		return namesEnough(countHeld(words, qterms), len(qterms))
+// namesTools is the rule a server's tool words must meet for one of its
+// tools to match the request's informative words qterms: a tool's words
+// are among its server's, so a server whose words hold less than
+// minToolMatch of qterms names none (hybrid.Request.NamesTools).
+func namesTools(qterms []string) func(st *hybrid.ServerTools) bool {
+	return func(st *hybrid.ServerTools) bool {
+		return namesEnough(len(heldTerms(st, qterms)), len(qterms))
 	}
 }
 
@@ -78,9 +77,21 @@ func namesEnough(held, n int) bool {
 	return n > 0 && float64(held)/float64(n) >= minToolMatch
 }
 
-// countHeld is how many of terms words, one space apart, hold
-// (hybrid.HoldsTerm: equal, or one the other's stem).
-func countHeld(words string, terms []string) int {
+// heldTerms are the terms st's tool words hold (ServerTools.Holds: equal,
+// or one the other's stem).
+func heldTerms(st *hybrid.ServerTools, terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		if st.Holds(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolHolds is how many of terms a tool's words (one space apart) hold
+// (hybrid.HoldsTerm).
+func toolHolds(words string, terms []string) int {
 	n := 0
 	for _, t := range terms {
 		if hybrid.HoldsTerm(words, t) {
@@ -88,15 +99,4 @@ func countHeld(words string, terms []string) int {
 		}
 	}
 	return n
-}
-
-// heldTerms are the terms words, one space apart, hold (countHeld).
-func heldTerms(words string, terms []string) []string {
-	var out []string
-	for _, t := range terms {
-		if hybrid.HoldsTerm(words, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
