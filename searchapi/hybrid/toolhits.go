@@ -62,14 +62,14 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 }
 
 // wholeWords is the query text of the tools sub-queries: terms, each
-// apart from the next by a hard separator (". "), so that Meilisearch reads
-// each term as the word it is and nothing more. Between words a space
-// leaves apart, it also searches their concatenations (its n-grams: "look
-// up" as "lookup"), which a server's tool words would hold as one word no
-// term matches (HoldsTerm); looking those up for every pair and triple of
-// terms took half of the tools queries' processing time in Meilisearch
-// (docs/MEASUREMENTS.md). The index ranks by words alone, so the positions
-// the separators move say nothing there.
+// apart from the next by a hard separator (". "), so that Meilisearch
+// matches each term alone. Between words a space leaves apart it also
+// matches their concatenations (its n-grams: "weather forecast" as
+// "weatherforecast"), which HoldsTerm seldom counts as holding a term (it
+// allows a word at most three letters longer), and looking those up for
+// every two and three neighbouring terms took half of the tools queries'
+// processing time in Meilisearch (docs/MEASUREMENTS.md). The index ranks
+// by words alone, so the positions the separators move say nothing there.
 func wholeWords(terms []string) string { return strings.Join(terms, ". ") }
 
 // toolSearch is the tools sub-queries of a search (of both of Scaled's),
