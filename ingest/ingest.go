@@ -253,7 +253,7 @@ type Indexer struct {
 	// toolsUnwritten are the tool lists a failed tools index write did not
 	// store (nil: the record lists none), by id: the tools index is their
 	// one home, so the repair writes them from here.
-	toolsUnwritten map[string]*normalize.ToolSet
+	toolsUnwritten map[string]unwrittenTools
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -305,7 +305,7 @@ func New(ctx context.Context, client meilisearch.ServiceManager, cfg Config) (*I
 		toolDocs:  make(map[string]bool),
 
 		toolsPending:   make(map[string]bool),
-		toolsUnwritten: make(map[string]*normalize.ToolSet),
+		toolsUnwritten: make(map[string]unwrittenTools),
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.SetupTimeout)
 	defer cancel()

@@ -25,7 +25,7 @@ type docMeta struct {
 var metaFields = []string{normalize.FieldID, normalize.FieldIdentifier, normalize.FieldSourceCatalog, normalize.FieldContentHash,
 	normalize.FieldPublisherVerified, normalize.FieldUpdatedAtTs, "seq", normalize.FieldStale, normalize.FieldLostClaims, normalize.FieldVisibility, "trust",
 	normalize.FieldHealth, normalize.FieldSourceKind, normalize.FieldMatchKeys, normalize.FieldAliasKeys, normalize.FieldUnembedded,
-	normalize.FieldToolNames, normalize.FieldToolsKey}
+	normalize.FieldToolNames, normalize.FieldToolsKey, normalize.FieldDeclaredTools + ".source"}
 
 type metaDoc struct {
 	ID                string            `json:"id"`
@@ -51,6 +51,12 @@ type metaDoc struct {
 		Items []struct{} `json:"items"`
 	} `json:"tools"`
 	ToolsKey string `json:"toolsKey"`
+	// DeclaredTools holds the declared tools' source alone: whether the
+	// record still holds them, as records an older ingest wrote do (the
+	// tools index keeps them now, normalize.ToolDocument).
+	DeclaredTools *struct {
+		Source string `json:"source"`
+	} `json:"declaredTools"`
 }
 
 // claimHash is what decides whether a catalog's record changed: its content
@@ -127,7 +133,7 @@ func (ix *Indexer) load(ctx context.Context) error {
 			return fmt.Errorf("load %s: %w", ix.index, err)
 		}
 		ix.setMeta(m)
-		if m.Tools != nil && len(m.Tools.Items) > 0 {
+		if m.Tools != nil && len(m.Tools.Items) > 0 || m.DeclaredTools != nil {
 			ix.toolful[m.ID] = legacyTools
 		} else if m.ToolsKey != "" {
 			ix.toolful[m.ID] = m.ToolsKey

@@ -34,10 +34,13 @@ type toolsUpdate struct {
 // it. An endpoint that cannot be listed (gated, not MCP, a template, never
 // probed, listing off) says nothing about its tools, so the declared list
 // stands; a failing endpoint keeps the list it last gave (the prober's
-// rule). The declared list is kept on the stored record whatever it shows
-// (normalize.Document.DeclaredTools), so a probe that takes the listed
-// tools away brings the declared ones back at once, not at the catalog's
-// next change.
+// rule). The declared list is kept whatever the record shows
+// (normalize.Document.DeclaredTools), on its tool document, not on the
+// stored record (whose size every search's fetch pays), so a probe that
+// takes the listed tools away brings the declared ones back at once, not
+// at the catalog's next change. (A record whose endpoint lists no tools at
+// all has no tool document to keep them: its declared tools come back at
+// its catalog's next fetch, refetchDeclared.)
 
 // recordTools is the rule above: listed when read, else declared.
 func recordTools(listed, declared *normalize.ToolSet) *normalize.ToolSet {
@@ -91,7 +94,8 @@ func (ix *Indexer) SetTools(ctx context.Context, identifier, catalog string, too
 
 // setTools puts a tool list into batch b: onto the document b writes
 // anyway, else onto the stored document, read back and rewritten whole
-// (with what b patches on it).
+// (with what b patches on it, and the declared tools its tool document
+// keeps).
 func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool {
 	id, ok := ix.ownedKey(u.catalog, u.identifier)
 	if !ok {
@@ -101,22 +105,10 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 		d.Tools = recordTools(u.tools, d.DeclaredTools)
 		return true
 	}
-	d, err := ix.readDocument(ctx, id)
+	d, err := ix.readForTools(ctx, b, id)
 	if err != nil {
-		ix.st.logger.Warn("tools not written: document not read back", "id", id, "err", err)
+		ix.st.logger.Warn("tools not written", "id", id, "err", err)
 		return true // held: the next probe sends them again
-	}
-	if p := b.patches[id]; p != nil {
-		// Fields b was about to patch (health, stale, lost claims) go onto
-		// the rewritten document instead.
-		raw, err := json.Marshal(p)
-		if err == nil {
-			err = json.Unmarshal(raw, d)
-		}
-		if err != nil {
-			ix.st.logger.Warn("tools not written: patch not applied", "id", id, "err", err)
-			return true
-		}
 	}
 	if u.tools == nil && d.DeclaredTools == nil {
 		ix.refetchDeclared(id)
@@ -127,11 +119,52 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 	return true
 }
 
+// readForTools reads the stored document id back for setTools to rewrite:
+// with the fields b was about to patch on it (health, stale, lost claims),
+// which go onto the rewritten document instead, and the tools it declares
+// (readDeclared).
+func (ix *Indexer) readForTools(ctx context.Context, b *batch, id string) (*normalize.Document, error) {
+	d, err := ix.readDocument(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("document not read back: %w", err)
+	}
+	if p := b.patches[id]; p != nil {
+		raw, err := json.Marshal(p)
+		if err == nil {
+			err = json.Unmarshal(raw, d)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("patch not applied: %w", err)
+		}
+	}
+	if d.DeclaredTools == nil { // an older ingest's record may hold them still
+		if d.DeclaredTools, err = ix.readDeclared(ctx, id); err != nil {
+			return nil, fmt.Errorf("declared tools not read back: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// readDeclared returns the tools the record id declares: those a failed
+// tools index write did not store, else those its tool document keeps
+// (normalize.StoredDeclared); nil when it has none.
+func (ix *Indexer) readDeclared(ctx context.Context, id string) (*normalize.ToolSet, error) {
+	if u, ok := ix.toolsUnwritten[id]; ok {
+		return u.declared, nil
+	}
+	stored, err := ix.storedTools(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return stored[id].declared()
+}
+
 // refetchDeclared forgets the claim hash of the stored record id, whose
-// listed tools were just taken away and which keeps no declared ones: a
-// record written before records kept their declared tools may have had
-// some, so its catalog's next fetch writes it again, with them (a record
-// that has none is written once more, unchanged).
+// listed tools were just taken away and whose tool document keeps no
+// declared ones: a record written before they were kept, or one whose
+// endpoint listed no tools (no tool document), may have had some, so its
+// catalog's next fetch writes it again, with them (a record that has none
+// is written once more, unchanged).
 func (ix *Indexer) refetchDeclared(id string) {
 	if m := ix.docs[id]; m != nil {
 		m.hash = ""

@@ -92,8 +92,9 @@ func (ix *Indexer) setupTools(ctx context.Context, toolful map[string]string, st
 }
 
 // legacyTools marks, in Indexer.toolful, a stored record that still holds
-// its tools (written before the tools index was their one home): its tool
-// document is written from them, and they are then taken off the record.
+// its tools or its declared tools (written before the tools index was
+// their one home): its tool document is written from them, and they are
+// then taken off the record.
 const legacyTools = "\x00legacy"
 
 // loadToolDocs reads the ids of the tools index's documents into
@@ -207,7 +208,7 @@ func (ix *Indexer) rebuildToolDocs(ctx context.Context, ids []string, stored map
 
 // add builds the tool document of the stored record d into r.
 func (r *rebuilt) add(ix *Indexer, d *normalize.Document, stored storedTool) error {
-	own := d.Tools != nil
+	own := d.Tools != nil || d.DeclaredTools != nil
 	td, err := ix.toolDocOf(d, stored)
 	if err != nil {
 		// Its siblings are repaired; its tool document stays as it is.
@@ -232,8 +233,32 @@ func (r *rebuilt) add(ix *Indexer, d *normalize.Document, stored storedTool) err
 
 // storedTool is what a tool document holds of its record's tools.
 type storedTool struct {
-	Tools    json.RawMessage `json:"tools"`
-	ToolsKey string          `json:"toolsKey"`
+	Tools         json.RawMessage `json:"tools"`
+	DeclaredTools json.RawMessage `json:"declaredTools"`
+	ToolsKey      string          `json:"toolsKey"`
+}
+
+// declared decodes the tools the record declares (normalize.StoredDeclared).
+func (s storedTool) declared() (*normalize.ToolSet, error) {
+	var tools, declared *normalize.ToolSet
+	for _, f := range []struct {
+		raw json.RawMessage
+		to  **normalize.ToolSet
+	}{{s.Tools, &tools}, {s.DeclaredTools, &declared}} {
+		if len(f.raw) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(f.raw, f.to); err != nil {
+			return nil, err
+		}
+	}
+	return normalize.StoredDeclared(tools, declared), nil
+}
+
+// unwrittenTools are the tool lists of a record a failed tools index write
+// did not store: those it shows and those it declares.
+type unwrittenTools struct {
+	tools, declared *normalize.ToolSet
 }
 
 // toolDocOf is the tool document of the stored record d (read without its
@@ -242,13 +267,22 @@ type storedTool struct {
 // write did not store (toolsUnwritten); the record's own; none when the
 // record lists none (its ToolsKey empty); those of its tool document when
 // it holds the record's ToolsKey; those the prober read, else those the
-// record declares (recordTools), when they do.
+// record declares (recordTools), when they do. Its declared tools are
+// those a failed write did not store, else the record's own (stored by an
+// older ingest), else those its tool document keeps when it is in step
+// (an older one may keep a list the card no longer declares: none is
+// safer, refetchDeclared).
 // Found nowhere (a tool document lost), they are an error, and the
 // record's claim hash is forgotten so that its catalog's next fetch
 // writes it, and its tools, again.
 func (ix *Indexer) toolDocOf(d *normalize.Document, stored storedTool) (map[string]json.RawMessage, error) {
-	if ts, ok := ix.toolsUnwritten[d.ID]; ok {
-		d.Tools = ts
+	if u, ok := ix.toolsUnwritten[d.ID]; ok {
+		d.Tools, d.DeclaredTools = u.tools, u.declared
+	}
+	if d.DeclaredTools == nil && stored.ToolsKey == d.ToolsKey {
+		if declared, err := stored.declared(); err == nil {
+			d.DeclaredTools = declared
+		}
 	}
 	if d.Tools != nil || d.ToolsKey == "" {
 		return normalize.ToolDocument(d)
@@ -269,7 +303,7 @@ func (ix *Indexer) toolDocOf(d *normalize.Document, stored storedTool) (map[stri
 // storedTools reads what the tools index holds of the tools of ids.
 func (ix *Indexer) storedTools(ctx context.Context, ids []string) (map[string]storedTool, error) {
 	out := map[string]storedTool{}
-	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldTools, normalize.FieldToolsKey}, ids, func(raw []byte) error {
+	err := ix.st.scan(ctx, ix.tools, []string{normalize.FieldID, normalize.FieldTools, normalize.FieldDeclaredTools, normalize.FieldToolsKey}, ids, func(raw []byte) error {
 		var d struct {
 			ID string `json:"id"`
 			storedTool
@@ -306,16 +340,18 @@ func (ix *Indexer) deleteToolDocs(ctx context.Context, ids []string, keep map[st
 	return nil
 }
 
-// stripLegacy takes the tool lists off stored records that still held
-// them, once their tool documents are written: they hold their ToolsKey
-// instead (normalize.RecordDocument), as every record written since.
+// stripLegacy takes the tool lists (shown or declared) off stored records
+// that still held them, once their tool documents are written: they hold
+// their ToolsKey instead (normalize.RecordDocument), as every record
+// written since.
 func (ix *Indexer) stripLegacy(ctx context.Context, docs []*normalize.Document) error {
 	if len(docs) == 0 {
 		return nil
 	}
 	patch := make([]map[string]any, len(docs))
 	for i, d := range docs {
-		patch[i] = map[string]any{normalize.FieldID: d.ID, normalize.FieldTools: nil, normalize.FieldToolsKey: normalize.ToolsKey(d.Tools)}
+		patch[i] = map[string]any{normalize.FieldID: d.ID, normalize.FieldTools: nil, normalize.FieldDeclaredTools: nil,
+			normalize.FieldToolsKey: normalize.ToolsKey(d.Tools)}
 	}
 	return ix.st.write(ctx, "take tool lists off "+ix.index, ix.st.patchTask(ix.index, patch).send)
 }
@@ -448,7 +484,7 @@ func (c *commitRun) settleTools(o *op) {
 		for _, id := range ids {
 			ix.toolsPending[id] = true
 			if d, ok := c.b.upserts[id]; ok && o.kind != opToolPatch {
-				ix.toolsUnwritten[id] = d.Tools // their one home did not get them
+				ix.toolsUnwritten[id] = unwrittenTools{d.Tools, d.DeclaredTools} // their one home did not get them
 			}
 		}
 		ix.st.logger.Error("tools index write failed; repairing at the next write", "kind", o.kind, "documents", len(ids), "err", o.err)

@@ -23,6 +23,7 @@ type toolDoc struct {
 	Health     *normalize.Health  `json:"health"`
 	ToolWords  string             `json:"toolWords"`
 	Tools      *normalize.ToolSet `json:"tools"`
+	Declared   *normalize.ToolSet `json:"declaredTools"`
 	Version    int                `json:"toolDocVersion"`
 	// Fields a tool document must not carry.
 	Description string `json:"description"`
@@ -187,9 +188,10 @@ func listedTools(names ...string) *normalize.ToolSet {
 // TestToolsIndexRepairedAtStart: a tools index out of step with the
 // records is brought in step when ingest starts, the tools index being the
 // one home of the tool lists: a lost tool document is written again from
-// the tools the prober read, or those the record declares, when they are
-// the record's (its ToolsKey), else its record's catalog writes it again
-// at its next fetch; an orphan left by a crash between two writes is
+// the tools the prober read when they are the record's (its ToolsKey),
+// else its record's catalog writes it again at its next fetch (the tools
+// a record declares were kept on it too: it showed them, or shows the
+// prober's over them); an orphan left by a crash between two writes is
 // deleted; a record an older ingest wrote with its tools inside (and its
 // tool document of version 1, words and no list) has its tool document
 // written from them and its list taken off.
@@ -250,11 +252,10 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 	if doc := e.toolDocOf(d); !slices.Equal(toolNames(doc), []string{"reverse_geocode"}) {
 		t.Errorf("%s: lost tool document not written again at start from the prober's tools: %+v", d, doc)
 	}
-	if doc := e.toolDocOf(f); !slices.Equal(toolNames(doc), []string{"summarize"}) || doc.Tools.Source != normalize.ToolsDeclared {
-		t.Errorf("%s: lost tool document not written again at start from the tools its record declares: %+v", f, doc)
-	}
-	if doc := e.toolDocOf(a); doc != nil {
-		t.Errorf("%s: a tool document written at start from nowhere: %+v", a, doc)
+	for _, id := range []string{a, f} {
+		if doc := e.toolDocOf(id); doc != nil {
+			t.Errorf("%s: a tool document written at start from nowhere: %+v", id, doc)
+		}
 	}
 	if doc := e.toolDocOf(b); doc != nil {
 		t.Errorf("%s lists no tools but its orphan tool document stays after start: %+v", b, doc)
@@ -266,11 +267,14 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 		t.Errorf("%s: the tool list not taken off the record an older ingest wrote: %+v", c, doc)
 	}
 
-	// a's catalog, fetched again unchanged, writes a and its tools again:
-	// those it declares, its endpoint listing none now.
+	// The catalog, fetched again unchanged, writes a and f and their tools
+	// again: those they declare, their endpoints listing none now.
 	e.sync(cat)
 	if doc := e.toolDocOf(a); !slices.Equal(toolNames(doc), []string{"ocr"}) {
 		t.Errorf("%s: lost tool document not written again at its catalog's next fetch: %+v", a, doc)
+	}
+	if doc := e.toolDocOf(f); !slices.Equal(toolNames(doc), []string{"summarize"}) || doc.Tools.Source != normalize.ToolsDeclared {
+		t.Errorf("%s: lost tool document not written again at its catalog's next fetch from the tools it declares: %+v", f, doc)
 	}
 }
 
@@ -279,9 +283,11 @@ func TestToolsIndexRepairedAtStart(t *testing.T) {
 // (a declared tool it does not list leaves the index, as does a listed
 // tool that vanishes); and when the endpoint stops listing (gated, not
 // MCP: SetTools nil) the declared tools are back at once, in the record
-// and the tools index, across an unchanged refetch and a restart. A record
-// an older ingest wrote without its declared tools has them back at its
-// catalog's next fetch, unchanged as it is.
+// and the tools index, across an unchanged refetch and a restart. The
+// declared tools live on the tool document (once: not when it shows them),
+// never on the stored record. A record an older ingest wrote without its
+// declared tools has them back at its catalog's next fetch, unchanged as
+// it is.
 func TestToolsDeclaredKept(t *testing.T) {
 	e := newEnv(t, Config{})
 	const origin = "https://declared.test/.well-known/ai-catalog.json"
@@ -295,8 +301,14 @@ func TestToolsDeclaredKept(t *testing.T) {
 		if got := toolNames(d); !slices.Equal(got, names) || d.Tools.Source != source {
 			t.Fatalf("%s: tool document lists %v (%+v), want %v from %s", step, got, d, names, source)
 		}
-		if rec := e.doc(a); rec == nil || rec.ToolsKey != normalize.ToolsKey(d.Tools) || !slices.Equal(toolNames(&toolDoc{Tools: rec.DeclaredTools}), declared) {
-			t.Fatalf("%s: the stored record %+v does not hold the tool document's ToolsKey and the declared tools %v", step, rec, declared)
+		if rec := e.doc(a); rec == nil || rec.ToolsKey != normalize.ToolsKey(d.Tools) || rec.DeclaredTools != nil {
+			t.Fatalf("%s: the stored record %+v does not hold the tool document's ToolsKey, or holds declared tools", step, rec)
+		}
+		if got := toolNames(&toolDoc{Tools: normalize.StoredDeclared(d.Tools, d.Declared)}); !slices.Equal(got, declared) {
+			t.Fatalf("%s: the tool document keeps the declared tools %v, want %v", step, got, declared)
+		}
+		if source == normalize.ToolsDeclared && d.Declared != nil {
+			t.Fatalf("%s: the tool document shows its declared tools and holds them a second time: %+v", step, d.Declared)
 		}
 	}
 	set := func(ts *normalize.ToolSet) {
@@ -333,9 +345,9 @@ func TestToolsDeclaredKept(t *testing.T) {
 	set(nil)
 	shows("gated after a restart", declared, normalize.ToolsDeclared)
 
-	t.Run("a record written before records kept their declared tools", func(t *testing.T) {
+	t.Run("a tool document written before tool documents kept the declared tools", func(t *testing.T) {
 		set(listedTools("archive_export"))
-		task, err := e.client.Index(e.index).UpdateDocuments([]map[string]any{{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil}}, nil)
+		task, err := e.client.Index(normalize.ToolsIndex(e.index)).UpdateDocuments([]map[string]any{{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,6 +360,41 @@ func TestToolsDeclaredKept(t *testing.T) {
 		}
 		e.sync(cat)
 		shows("its catalog's next fetch, unchanged", declared, normalize.ToolsDeclared)
+	})
+
+	t.Run("a record stored with its declared tools on it", func(t *testing.T) {
+		set(listedTools("archive_export"))
+		kept := e.toolDocOf(a).Declared
+		// As the ingest of 92926ae left it: the declared tools on the record,
+		// a tool document of version 3 without them.
+		for _, w := range []struct {
+			index string
+			patch map[string]any
+		}{
+			{e.index, map[string]any{"id": normalize.DocID(a), normalize.FieldDeclaredTools: kept}},
+			{normalize.ToolsIndex(e.index), map[string]any{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil, normalize.FieldToolDocVersion: 3}},
+		} {
+			task, err := e.client.Index(w.index).UpdateDocuments([]map[string]any{w.patch}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rec := e.doc(a); rec.DeclaredTools == nil {
+			t.Fatal("the older record's declared tools not stored for the test")
+		}
+		if err := e.ix.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		e.open(Config{})
+		if d := e.toolDocOf(a); d.Version != normalize.ToolDocVersion {
+			t.Errorf("the tool document of version 3 not written again at start: version %d", d.Version)
+		}
+		shows("moved at start", []string{"archive_export"}, normalize.ToolsListed)
+		set(nil)
+		shows("gated after the move", declared, normalize.ToolsDeclared)
 	})
 }
 

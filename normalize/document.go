@@ -60,8 +60,9 @@ type Document struct {
 	// declares, kept whatever Tools holds (ingest's rule: the endpoint's
 	// list when the prober read one, else these), so that a record whose
 	// endpoint stops listing (gated, not MCP) shows them again at once. The
-	// records index stores them (not searched, never shown); the tools
-	// index holds Tools alone.
+	// tools index stores them, on the record's tool document (ToolDocument:
+	// not searched, never retrieved by searches, never shown); the records
+	// index does not (RecordDocument).
 	DeclaredTools *ToolSet `json:"declaredTools,omitempty"`
 	// Vectors holds Meilisearch's "_vectors" (embedder name to one vector or a
 	// list of vectors, or nil to opt out). Empty when no embedder is configured.

@@ -23,6 +23,9 @@ import (
 // searched), whose one home it is (RecordDocument): a search reads the
 // lists of the servers its tools queries found, in one more request of
 // its own, and searchapi joins them back on every whole record it shows.
+// And the list its server card declares when that is not the one shown
+// (FieldDeclaredTools, stored, never searched nor retrieved by searches):
+// ingest's fallback when the endpoint stops listing.
 
 // ToolsIndex is the uid of the tools index beside the records index index.
 func ToolsIndex(index string) string { return index + "_tools" }
@@ -63,8 +66,9 @@ const FieldToolDocVersion = "toolDocVersion"
 
 // ToolDocVersion is the version of what ToolDocument writes: a tool
 // document of an older version is written again from its record when
-// ingest starts. (2: with the tool list; 3: with the ToolsKey.)
-const ToolDocVersion = 3
+// ingest starts. (2: with the tool list; 3: with the ToolsKey; 4: with the
+// declared tools, FieldDeclaredTools, which records stored before.)
+const ToolDocVersion = 4
 
 // ToolDocField reports whether a tool document carries the record field
 // field (a top-level document member or a dotted path below one): the
@@ -87,7 +91,9 @@ var toolDocRoots = sync.OnceValue(func() map[string]bool {
 
 // ToolDocument returns the tools index document of d: its id, identifier
 // and filterable fields and its tools (FieldTools), as d holds them, the
-// ToolWords and ToolsKey of its tools, and its ToolDocVersion.
+// tools its server card declares (FieldDeclaredTools) when they are not
+// those it shows (StoredDeclared reads them back), the ToolWords and
+// ToolsKey of its tools, and its ToolDocVersion.
 // It returns nil and no error when d lists no tools (a record without tools
 // has no tool document), and an error when d cannot be encoded: the caller
 // then keeps the tool document it has rather than reading "no tools".
@@ -97,6 +103,10 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 	}
 	c := *d
 	c.Vectors = nil
+	key := ToolsKey(d.Tools)
+	if ToolsKey(d.DeclaredTools) == key {
+		c.DeclaredTools = nil // the list shown: not stored twice
+	}
 	raw, err := json.Marshal(&c)
 	if err != nil {
 		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
@@ -106,7 +116,7 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
 	for k := range all {
-		if !ToolDocField(k) && k != FieldTools {
+		if !ToolDocField(k) && k != FieldTools && k != FieldDeclaredTools {
 			delete(all, k)
 		}
 	}
@@ -116,8 +126,22 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 	}
 	all[FieldToolWords] = words
 	all[FieldToolDocVersion] = json.RawMessage(strconv.Itoa(ToolDocVersion))
-	all[FieldToolsKey], _ = json.Marshal(ToolsKey(d.Tools)) // a string always encodes
+	all[FieldToolsKey], _ = json.Marshal(key) // a string always encodes
 	return all, nil
+}
+
+// StoredDeclared returns the tools a record's server card declares, as its
+// tool document holds them (tools, its FieldTools; declared, its
+// FieldDeclaredTools): declared when it holds them, else its tools when
+// they are the declared ones (ToolDocument stores them once), else nil.
+func StoredDeclared(tools, declared *ToolSet) *ToolSet {
+	if declared != nil {
+		return declared
+	}
+	if tools != nil && tools.Source == ToolsDeclared {
+		return tools
+	}
+	return nil
 }
 
 // ToolSearchableFields returns the tools index's searchable attributes (a
@@ -131,13 +155,14 @@ var toolSearchableFields = []string{FieldToolWords}
 // ToolsKey. A search's queries over the records then read smaller
 // documents; searchapi joins the tools back on every whole record it
 // shows, and ingest keeps them in memory (embeddings, the tool document)
-// and in the tools index. The tools its server card declares stay on it
-// (Document.DeclaredTools: not searched, not read by searches), for ingest
-// to fall back on when its endpoint stops listing.
+// and in the tools index. The tools its server card declares
+// (Document.DeclaredTools) are left out too: the tool document keeps them
+// (ToolDocument), never read by searches, for ingest to fall back on when
+// the record's endpoint stops listing.
 func RecordDocument(d *Document) *Document {
 	c := *d
 	c.ToolsKey = ToolsKey(d.Tools)
-	c.Tools = nil
+	c.Tools, c.DeclaredTools = nil, nil
 	return &c
 }
 

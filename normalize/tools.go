@@ -77,8 +77,10 @@ const (
 // FieldTools is the index field holding a record's ToolSet.
 const FieldTools = "tools"
 
-// FieldDeclaredTools is the records index field holding the tools a
-// record's server card declares (Document.DeclaredTools).
+// FieldDeclaredTools is the tools index field holding the tools a
+// record's server card declares (Document.DeclaredTools) when its tool
+// document shows others (ToolDocument). Records stored by an older ingest
+// may hold it too; ingest moves it at start.
 const FieldDeclaredTools = "declaredTools"
 
 // wireTool is a tool as MCP tools/list and server cards write it.

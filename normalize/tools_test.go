@@ -130,3 +130,45 @@ func TestToolWords(t *testing.T) {
 		t.Errorf("a record without tools has a tool document %v (err %v)", td, err)
 	}
 }
+
+// TestDeclaredToolsStored: the tools a server card declares live on the
+// tool document, once (not when it shows them), and never on the stored
+// record; StoredDeclared reads them back either way.
+func TestDeclaredToolsStored(t *testing.T) {
+	declared := &ToolSet{Source: ToolsDeclared, Listed: 2, Items: []Tool{{Name: "vault_search"}, {Name: "vault_fetch"}}}
+	listed := &ToolSet{Source: ToolsListed, Listed: 1, Items: []Tool{{Name: "vault_fetch"}}}
+	d := NewDocument(Record{Identifier: "urn:ai:x.example:mcp:v", Type: TypeMCP}, time.Now())
+	for _, c := range []struct {
+		name      string
+		shown     *ToolSet
+		wantField bool
+	}{{"listed shown", listed, true}, {"declared shown", declared, false}} {
+		d.Tools, d.DeclaredTools = c.shown, declared
+		td, err := ToolDocument(&d)
+		if err != nil {
+			t.Fatalf("%s: ToolDocument: %v", c.name, err)
+		}
+		raw, ok := td[FieldDeclaredTools]
+		if ok != c.wantField {
+			t.Errorf("%s: tool document holds %s: %v, want %v", c.name, FieldDeclaredTools, ok, c.wantField)
+		}
+		var tools, got *ToolSet
+		if err := json.Unmarshal(td[FieldTools], &tools); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if back := StoredDeclared(tools, got); !reflect.DeepEqual(back, declared) {
+			t.Errorf("%s: StoredDeclared read back %+v, want %+v", c.name, back, declared)
+		}
+		if rec := RecordDocument(&d); rec.DeclaredTools != nil || rec.Tools != nil || d.DeclaredTools == nil {
+			t.Errorf("%s: the stored record keeps tools %+v, declared %+v (or its source lost them)", c.name, rec.Tools, rec.DeclaredTools)
+		}
+	}
+	if got := StoredDeclared(listed, nil); got != nil {
+		t.Errorf("a listed list read back as declared: %+v", got)
+	}
+}

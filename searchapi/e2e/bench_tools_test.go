@@ -37,12 +37,15 @@ import (
 // their ratios (the target: at most 1.2), and how many of the 'with'
 // side's answers name a matching tool (the side must really search the
 // tools index: none fails the bench). AGENTFINDER_BENCH_LISTED_PCT
-// (default 58) is the share of servers holding a tool list.
+// (default 58) is the share of servers holding a tool list;
+// AGENTFINDER_BENCH_DECLARED_PCT (default 0) the share of those whose
+// server card declares them too (declareTools), as ingest stores it.
 func BenchmarkSearchToolIndex(b *testing.B) {
 	n := envInt("AGENTFINDER_BENCH_RECORDS", 30000)
 	ops := envInt("AGENTFINDER_BENCH_OPS", 600)
 	corpus := loadToolCorpus(b, min(100, envInt("AGENTFINDER_BENCH_LISTED_PCT", 58)))
 	docs, tools := corpus.servers(n)
+	declareTools(docs, envInt("AGENTFINDER_BENCH_DECLARED_PCT", 0))
 	with := toolBenchIndex(b, "benchtools", docs, true)
 	without := toolBenchIndex(b, "benchnotools", docs, false)
 	_, hsWith := benchServer(b, with.ms, with.name, nil)
@@ -249,6 +252,24 @@ func (c *toolCorpus) servers(n int) ([]normalize.Document, int) {
 	return docs, total
 }
 
+// declareTools gives pct percent of the docs that list tools (drawn
+// seeded, apart from the servers' own draws) the same tools as declared by
+// their server card (normalize.ToolsDeclared), beside the listed ones they
+// show: ingest keeps such a list on the tool document
+// (normalize.ToolDocument), never on the stored record, so the cost of
+// keeping it is measurable.
+func declareTools(docs []normalize.Document, pct int) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range docs {
+		if docs[i].Tools == nil || rng.IntN(100) >= pct {
+			continue
+		}
+		ts := *docs[i].Tools
+		ts.Source, ts.ReadAt = normalize.ToolsDeclared, time.Time{}
+		docs[i].DeclaredTools = &ts
+	}
+}
+
 // toolCount draws how many tools a server lists. listedPct of servers list
 // any (58% by default: the public measurement of the MCP Registry's remote
 // endpoints the issue cites found 58% answering tools/list openly; the
@@ -389,7 +410,7 @@ func namingTools(b *testing.B, client *http.Client, base string, bodies [][]byte
 func withoutTools(docs []normalize.Document) []normalize.Document {
 	out := make([]normalize.Document, len(docs))
 	for i, d := range docs {
-		d.Tools = nil
+		d.Tools, d.DeclaredTools = nil, nil
 		out[i] = d
 	}
 	return out
