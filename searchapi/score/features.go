@@ -29,6 +29,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -55,6 +56,9 @@ type Candidate struct {
 	// Text holds the entry's other searchable text: description, tags,
 	// capabilities, representative queries, publisher.
 	Text []string
+	// ToolWords are the words of the entry's tools (normalize.ToolWords:
+	// distinct words, one space apart; "" none), read as more of its text.
+	ToolWords string
 	// Weight, when above 0, multiplies the candidate's utility for ordering
 	// only (a preferred tag): it moves up, its score does not change.
 	Weight float64
@@ -192,24 +196,65 @@ func lengthNorm(b float64, words int, mean float64) float64 {
 }
 
 // entryText is a candidate's words (normalize.Words): its name's, and its
-// texts' in order.
-type entryText struct{ name, text []string }
+// texts' in order, then its tool words; those, when plain (plainWords),
+// are kept as one string (tools, of toolCount words) instead of split: a
+// server's can be thousands of words, read for the few terms of a request.
+type entryText struct {
+	name, text []string
+	tools      string
+	toolCount  int
+}
 
 // wordsOf reads c's words.
 func wordsOf(c *Candidate) entryText {
 	w := entryText{name: normalize.Words(c.Name)}
 	for _, s := range c.Text {
-		if words := normalize.Words(s); w.text == nil {
-			w.text = words // its own: Words returns a new slice
-		} else {
-			w.text = append(w.text, words...)
-		}
+		w.addText(s)
+	}
+	if n, ok := plainWords(c.ToolWords); ok {
+		w.tools, w.toolCount = c.ToolWords, n
+	} else {
+		w.addText(c.ToolWords)
 	}
 	return w
 }
 
+// addText adds the words of s to w's text.
+func (w *entryText) addText(s string) {
+	if words := normalize.Words(s); w.text == nil {
+		w.text = words // its own: Words returns a new slice
+	} else {
+		w.text = append(w.text, words...)
+	}
+}
+
 // count is the number of words of the candidate's name and text.
-func (w entryText) count() int { return len(w.name) + len(w.text) }
+func (w entryText) count() int { return len(w.name) + len(w.text) + w.toolCount }
+
+// holds reports whether w's text (its name's words aside) holds term.
+func (w entryText) holds(term string) bool {
+	return containsWord(w.text, term) || containsField(w.tools, term)
+}
+
+// plainWords reports whether s is made only of lower-case ASCII letters,
+// digits and spaces, and counts its words: then normalize.Words of s is
+// s's fields apart by spaces (Words lower-cases nothing and splits at
+// spaces alone), and s need not be split to be read.
+func plainWords(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			if i == 0 || s[i-1] == ' ' {
+				n++
+			}
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
 
 // knownShare is the idf-weighted share of r's terms some document holds.
 func knownShare(r *Request, idf []float64) float64 {
@@ -251,7 +296,7 @@ func cover(r *Request, idf []float64, words entryText) (name, text float64) {
 		case containsWord(words.name, t.Word):
 			inName += w
 			inText += w
-		case containsWord(words.text, t.Word):
+		case words.holds(t.Word):
 			inText += w
 		}
 	}
@@ -274,6 +319,32 @@ func containsWord(words []string, w string) bool {
 		if normalize.WordMatch(x, w) {
 			return true
 		}
+	}
+	return false
+}
+
+// containsField is containsWord of the fields of s apart by spaces (s
+// plain, plainWords), read in place: a word matching w begins with w's
+// first four bytes (w's all when shorter), so only the fields found
+// beginning with them (strings.Index) are compared.
+func containsField(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	stem := w[:min(4, len(w))]
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], stem)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		if at == 0 || s[at-1] == ' ' {
+			x, _, _ := strings.Cut(s[at:], " ")
+			if normalize.WordMatch(x, w) {
+				return true
+			}
+		}
+		i = at + 1
 	}
 	return false
 }

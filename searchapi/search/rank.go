@@ -336,9 +336,8 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if err != nil {
 		return out, err
 	}
-	addToolWords(byID, res.Tools)
 	w.lap(StageFetch)
-	rel := rankPool(scale, pool, byID, vec, s.smallTalk(vec))
+	rel := rankPool(scale, pool, byID, res.Tools, vec, s.smallTalk(vec))
 	dead := orderByLiveness(rel, pool, byID)
 	out.Rel = rel
 	seq, poolScores := rel.sequence(pool, hitIDs(res.Hits), rest)

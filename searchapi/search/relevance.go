@@ -45,15 +45,19 @@ type relevance struct {
 	pool  []score.Candidate
 	ids   []string
 	cands map[string]score.Candidate
+	// tools holds the tools sub-queries' servers by identifier, whose
+	// tool words score their documents (localCandidate).
+	tools map[string]*hybrid.ServerTools
 }
 
 // rankPool scores the pool (the first results of the fused ranking res,
 // docs holding their fetched documents by identifier) and orders it,
 // placing its candidates among res's first tier (score.Request.Tier);
-// talk is the request's similarity with small talk (Server.smallTalk).
-func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, vec []float32, talk float64) *relevance {
+// tools are the servers the tools sub-queries found, by identifier; talk
+// is the request's similarity with small talk (Server.smallTalk).
+func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, tools map[string]*hybrid.ServerTools, vec []float32, talk float64) *relevance {
 	rel := &relevance{model: &score.Default, req: score.Request{Docs: res.Total, SmallTalk: talk}, vec: vec, floor: 1,
-		cands: make(map[string]score.Candidate, len(pool))}
+		cands: make(map[string]score.Candidate, len(pool)), tools: tools}
 	if vec == nil {
 		rel.model = &score.KeywordOnly
 	}
@@ -69,7 +73,7 @@ func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, v
 	}
 	cands := make([]score.Candidate, len(pool))
 	for i, h := range pool {
-		cands[i] = candidateOf(docs[h.ID], h.Keyword, h.Semantic)
+		cands[i] = rel.localCandidate(h.ID, docs[h.ID], h.Keyword, h.Semantic)
 		if res.Preferred[h.ID] {
 			cands[i].Weight = preferredWeight
 		}
@@ -92,9 +96,21 @@ func rankPool(res rankedResult, pool []query.Scored, docs map[string]meiliHit, v
 // scoreOf scores a result outside the pool (0..1), never above the pool's
 // lowest score.
 func (rel *relevance) scoreOf(id string, doc map[string]json.RawMessage, keyword, semantic float64) float64 {
-	c := candidateOf(doc, keyword, semantic)
+	c := rel.localCandidate(id, doc, keyword, semantic)
 	rel.cands[id] = c
 	return math.Min(rel.model.Score(&rel.req, rel.rk, &c), rel.floor)
+}
+
+// localCandidate describes this registry's entry id (its fetched
+// document doc) for scoring: candidateOf, with the words of its tools when
+// the tools sub-queries found it (a server they did not find holds few of
+// the request's words in its tools), handed over as they were read.
+func (rel *relevance) localCandidate(id string, doc map[string]json.RawMessage, keyword, semantic float64) score.Candidate {
+	c := candidateOf(doc, keyword, semantic)
+	if st := rel.tools[id]; st != nil && doc != nil {
+		c.ToolWords = st.Words
+	}
+	return c
 }
 
 // candidateOf describes an entry (a fetched document or an upstream
@@ -108,8 +124,8 @@ func candidateOf(doc map[string]json.RawMessage, keyword, semantic float64) scor
 	for _, f := range textAttributes {
 		c.Text = append(c.Text, hybrid.Strings(doc[f])...)
 	}
-	if words, ok := hybrid.String(doc[normalize.FieldToolWords]); ok && words != "" {
-		c.Text = append(c.Text, words) // its tools' words, when the tools sub-queries found it
+	if words, ok := hybrid.String(doc[normalize.FieldToolWords]); ok {
+		c.ToolWords = words // an upstream entry's, if it sends them
 	}
 	return c
 }

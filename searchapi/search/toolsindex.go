@@ -110,15 +110,3 @@ func withTools(tools, more map[string]*hybrid.ServerTools) map[string]*hybrid.Se
 	maps.Copy(tools, more)
 	return tools
 }
-
-// addToolWords puts on each fetched document the words of its tools that
-// the tools sub-queries read (normalize.FieldToolWords): what scores the
-// document's tools (candidateOf). A document they did not find holds none:
-// its tools hold few of the request's words.
-func addToolWords(byID map[string]meiliHit, tools map[string]*hybrid.ServerTools) {
-	for id, st := range tools {
-		if d, ok := byID[id]; ok {
-			d[normalize.FieldToolWords] = mustJSON(st.Words)
-		}
-	}
-}
