@@ -189,3 +189,28 @@ func setOf(words ...string) map[string]bool {
 	}
 	return m
 }
+
+// TextHolds reports whether text, words one space apart (as ToolWords and
+// WordText write them), holds a word starting with lead for which match
+// is true. It reads text in place: only the words starting with lead are
+// cut out and asked, found by strings.Index, so a caller matching a term
+// (WordMatch and its kin) passes the letters every matching word starts
+// with and pays for the few words that do.
+func TextHolds(text, lead string, match func(word string) bool) bool {
+	if lead == "" {
+		return false
+	}
+	for at := 0; at < len(text); {
+		i := strings.Index(text[at:], lead)
+		if i < 0 {
+			return false
+		}
+		start := at + i
+		word, _, _ := strings.Cut(text[start:], " ")
+		if (start == 0 || text[start-1] == ' ') && match(word) {
+			return true
+		}
+		at = start + len(word) + 1
+	}
+	return false
+}

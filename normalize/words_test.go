@@ -109,3 +109,27 @@ func TestWordMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestTextHolds checks the in-place read against the split words: a word
+// starting with lead that match accepts, and only at a word's start.
+func TestTextHolds(t *testing.T) {
+	texts := []string{"", "xconvert reconverted", "convert pdf markdown", "markdowns to text", "xconvert converter", "pdfs", "a b converts"}
+	leads := []string{"conv", "mark", "pdf", "text", "a", "b", "zzz"}
+	for _, text := range texts {
+		for _, lead := range leads {
+			for _, term := range []string{lead, lead + "s", lead + "ert"} {
+				match := func(w string) bool { return WordMatch(w, term) }
+				want := false
+				for _, w := range strings.Fields(text) {
+					want = want || strings.HasPrefix(w, lead) && match(w)
+				}
+				if got := TextHolds(text, lead, match); got != want {
+					t.Errorf("TextHolds(%q, %q) for %q = %v, want %v", text, lead, term, got, want)
+				}
+			}
+		}
+	}
+	if TextHolds("convert", "", func(string) bool { return true }) {
+		t.Error("an empty lead holds nothing")
+	}
+}

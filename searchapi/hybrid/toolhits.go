@@ -237,31 +237,11 @@ func (r Request) addToolHit(id string, st *ServerTools, tr []query.TermResult, t
 // HoldsTerm reports whether words, one space apart (normalize.ToolWords),
 // hold term: equal, or one the other's stem (a word of four letters or
 // more starting the other, at most three letters shorter: "markdown" and
-// "markdowns", "convert" and "converts"). It reads words in place: every
-// word holding term starts with term's stemLead, so only the words
-// starting with it are compared (sameStem), found by strings.Index
-// without splitting words.
+// "markdowns", "convert" and "converts"). Every word holding term starts
+// with term's stemLead, so words are read in place
+// (normalize.TextHolds), comparing only the words starting with it.
 func HoldsTerm(words, term string) bool {
-	if term == "" {
-		return false
-	}
-	lead := term[:stemLead(len(term))]
-	for at := 0; at < len(words); {
-		i := strings.Index(words[at:], lead)
-		if i < 0 {
-			return false
-		}
-		start := at + i
-		end := len(words)
-		if j := strings.IndexByte(words[start:], ' '); j >= 0 {
-			end = start + j
-		}
-		if (start == 0 || words[start-1] == ' ') && sameStem(words[start:end], term) {
-			return true
-		}
-		at = end + 1
-	}
-	return false
+	return normalize.TextHolds(words, term[:stemLead(len(term))], func(w string) bool { return sameStem(w, term) })
 }
 
 // stemLead is how many of the first letters of a term of n letters every

@@ -29,7 +29,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/agentfinder/agentfinder/normalize"
 )
@@ -324,27 +323,8 @@ func containsWord(words []string, w string) bool {
 }
 
 // containsField is containsWord of the fields of s apart by spaces (s
-// plain, plainWords), read in place: a word matching w begins with w's
-// first four bytes (w's all when shorter), so only the fields found
-// beginning with them (strings.Index) are compared.
+// plain, plainWords), read in place (normalize.TextHolds): a word matching
+// w begins with w's first four bytes (w's all when shorter).
 func containsField(s, w string) bool {
-	if w == "" {
-		return false
-	}
-	stem := w[:min(4, len(w))]
-	for i := 0; i < len(s); {
-		j := strings.Index(s[i:], stem)
-		if j < 0 {
-			return false
-		}
-		at := i + j
-		if at == 0 || s[at-1] == ' ' {
-			x, _, _ := strings.Cut(s[at:], " ")
-			if normalize.WordMatch(x, w) {
-				return true
-			}
-		}
-		i = at + 1
-	}
-	return false
+	return normalize.TextHolds(s, w[:min(4, len(w))], func(x string) bool { return normalize.WordMatch(x, w) })
 }
