@@ -40,7 +40,7 @@ type toolsUpdate struct {
 // takes the listed tools away brings the declared ones back at once, not
 // at the catalog's next change. (A record whose endpoint lists no tools at
 // all has no tool document to keep them: its declared tools come back at
-// its catalog's next fetch, refetchDeclared.)
+// its catalog's next fetch, rewriteAtNextFetch.)
 
 // recordTools is the rule above: listed when read, else declared.
 func recordTools(listed, declared *normalize.ToolSet) *normalize.ToolSet {
@@ -111,7 +111,7 @@ func (ix *Indexer) setTools(ctx context.Context, b *batch, u *toolsUpdate) bool 
 		return true // held: the next probe sends them again
 	}
 	if u.tools == nil && d.DeclaredTools == nil {
-		ix.refetchDeclared(id)
+		ix.rewriteAtNextFetch(id)
 	}
 	d.Tools = recordTools(u.tools, d.DeclaredTools)
 	d.Vectors = nil
@@ -156,16 +156,18 @@ func (ix *Indexer) readDeclared(ctx context.Context, id string) (*normalize.Tool
 	if err != nil {
 		return nil, err
 	}
-	return stored[id].declared()
+	_, declared := stored[id].lists()
+	return declared, nil
 }
 
-// refetchDeclared forgets the claim hash of the stored record id, whose
-// listed tools were just taken away and whose tool document keeps no
-// declared ones: a record written before they were kept, or one whose
-// endpoint listed no tools (no tool document), may have had some, so its
-// catalog's next fetch writes it again, with them (a record that has none
-// is written once more, unchanged).
-func (ix *Indexer) refetchDeclared(id string) {
+// rewriteAtNextFetch forgets the claim hash of the stored record id, so
+// that its catalog's next fetch writes it again, and its tools with it:
+// its tools are lost (toolDocOf), or its listed tools were just taken away
+// and its tool document keeps no declared ones (a record written before
+// they were kept, or one whose endpoint listed no tools, has no tool
+// document to keep them; a record that declares none is written once
+// more, unchanged).
+func (ix *Indexer) rewriteAtNextFetch(id string) {
 	if m := ix.docs[id]; m != nil {
 		m.hash = ""
 	}

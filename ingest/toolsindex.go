@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -238,21 +239,21 @@ type storedTool struct {
 	ToolsKey      string          `json:"toolsKey"`
 }
 
-// declared decodes the tools the record declares (normalize.StoredDeclared).
-func (s storedTool) declared() (*normalize.ToolSet, error) {
-	var tools, declared *normalize.ToolSet
-	for _, f := range []struct {
-		raw json.RawMessage
-		to  **normalize.ToolSet
-	}{{s.Tools, &tools}, {s.DeclaredTools, &declared}} {
-		if len(f.raw) == 0 {
-			continue
-		}
-		if err := json.Unmarshal(f.raw, f.to); err != nil {
-			return nil, err
-		}
+// lists decodes what the tool document keeps: its record's tools, and
+// those the record declares (normalize.StoredDeclared). A list that
+// cannot be read is nil.
+func (s storedTool) lists() (tools, declared *normalize.ToolSet) {
+	tools = decodeToolSet(s.Tools)
+	return tools, normalize.StoredDeclared(tools, decodeToolSet(s.DeclaredTools))
+}
+
+// decodeToolSet decodes a stored tool list (nil when absent or unreadable).
+func decodeToolSet(raw json.RawMessage) *normalize.ToolSet {
+	var ts *normalize.ToolSet
+	if len(raw) == 0 || json.Unmarshal(raw, &ts) != nil {
+		return nil
 	}
-	return normalize.StoredDeclared(tools, declared), nil
+	return ts
 }
 
 // unwrittenTools are the tool lists of a record a failed tools index write
@@ -271,7 +272,8 @@ type unwrittenTools struct {
 // those a failed write did not store, else the record's own (stored by an
 // older ingest), else those its tool document keeps when it is in step
 // (an older one may keep a list the card no longer declares: none is
-// safer, refetchDeclared).
+// safer, rewriteAtNextFetch). The tool document's lists are decoded once,
+// and only when d lacks one of them.
 // Found nowhere (a tool document lost), they are an error, and the
 // record's claim hash is forgotten so that its catalog's next fetch
 // writes it, and its tools, again.
@@ -279,24 +281,21 @@ func (ix *Indexer) toolDocOf(d *normalize.Document, stored storedTool) (map[stri
 	if u, ok := ix.toolsUnwritten[d.ID]; ok {
 		d.Tools, d.DeclaredTools = u.tools, u.declared
 	}
-	if d.DeclaredTools == nil && stored.ToolsKey == d.ToolsKey {
-		if declared, err := stored.declared(); err == nil {
-			d.DeclaredTools = declared
+	if stored.ToolsKey == d.ToolsKey && (d.Tools == nil || d.DeclaredTools == nil) {
+		tools, declared := stored.lists()
+		d.DeclaredTools = cmp.Or(d.DeclaredTools, declared)
+		if d.ToolsKey != "" {
+			d.Tools = cmp.Or(d.Tools, tools)
 		}
 	}
 	if d.Tools != nil || d.ToolsKey == "" {
-		return normalize.ToolDocument(d)
-	}
-	if stored.ToolsKey == d.ToolsKey && json.Unmarshal(stored.Tools, &d.Tools) == nil {
 		return normalize.ToolDocument(d)
 	}
 	if ts := ix.toolsFor(d.Identifier, d.SourceCatalog, d.DeclaredTools); normalize.ToolsKey(ts) == d.ToolsKey {
 		d.Tools = ts
 		return normalize.ToolDocument(d)
 	}
-	if m := ix.docs[d.ID]; m != nil {
-		m.hash = "" // rewritten at its catalog's next fetch
-	}
+	ix.rewriteAtNextFetch(d.ID)
 	return nil, fmt.Errorf("the tools of %s are lost: its record is written again at its catalog's next fetch", d.ID)
 }
 

@@ -104,7 +104,7 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 	c := *d
 	c.Vectors = nil
 	key := ToolsKey(d.Tools)
-	if ToolsKey(d.DeclaredTools) == key {
+	if d.DeclaredTools == d.Tools || ToolsKey(d.DeclaredTools) == key {
 		c.DeclaredTools = nil // the list shown: not stored twice
 	}
 	raw, err := json.Marshal(&c)

@@ -545,7 +545,6 @@ func (rel *relevance) mayPass(poolScores []float64, from, best, cut int) bool {
 func (s *Engine) toHit(h meiliHit, q *Query, qterms []string, tools []MatchedTool, sc query.Scored, pct int, vec []float32, preferred bool, dead string) federation.Hit {
 	fillTrustHealth(h)
 	delete(h, normalize.FieldTools)
-	delete(h, normalize.FieldToolWords)
 	if len(tools) > 0 {
 		h[FieldMatchedTools] = mustJSON(tools)
 	}

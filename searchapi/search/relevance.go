@@ -124,9 +124,6 @@ func candidateOf(doc map[string]json.RawMessage, keyword, semantic float64) scor
 	for _, f := range textAttributes {
 		c.Text = append(c.Text, hybrid.Strings(doc[f])...)
 	}
-	if words, ok := hybrid.String(doc[normalize.FieldToolWords]); ok {
-		c.ToolWords = words // an upstream entry's, if it sends them
-	}
 	return c
 }
 
