@@ -32,6 +32,8 @@ type fitDump struct {
 		Capabilities          []string `json:"capabilities"`
 		RepresentativeQueries []string `json:"representativeQueries"`
 		Publisher             string   `json:"publisher"`
+		Provider              string   `json:"provider"`
+		Hosts                 []string `json:"hosts"`
 	} `json:"docs"`
 	Queries []fitDumpQuery `json:"queries"`
 }
@@ -67,6 +69,9 @@ type fitQuery struct {
 	pool     []Candidate
 	ids      []string
 	gold     []bool
+	// providers holds each pool candidate's provider (providerOf; "" for
+	// none), for the crowding (Model.Crowd).
+	providers []string
 }
 
 func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
@@ -80,6 +85,12 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		t.Fatal(err)
 	}
 	out := make([]fitQuery, 0, len(d.Queries))
+	key := envOr("FIT_PROVIDER", "served")
+	counts := map[string]int{}
+	for _, doc := range d.Docs {
+		counts[providerOf(doc.Provider, doc.Hosts, doc.Name, doc.Publisher, key)]++
+	}
+	delete(counts, "")
 	for _, q := range d.Queries {
 		if q.Mode != mode {
 			continue
@@ -90,6 +101,12 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		}
 		if os.Getenv("FIT_IMPUTE") == "min" {
 			imputeSemantic(&q)
+		}
+		if w := envFloat("FIT_PROVIDER_WEIGHT", 0); w != 0 {
+			weighProviders(&q, w, func(id string) int {
+				doc := d.Docs[id]
+				return counts[providerOf(doc.Provider, doc.Hosts, doc.Name, doc.Publisher, key)]
+			})
 		}
 		for _, h := range q.Hits {
 			fq.req.Tier = append(fq.req.Tier, Sides{Semantic: h.Semantic, Keyword: h.Keyword})
@@ -103,6 +120,7 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 			fq.pool = append(fq.pool, Candidate{Keyword: h.Keyword, Semantic: h.Semantic, Name: doc.Name, Text: text})
 			fq.gold = append(fq.gold, slices.Contains(q.Gold, h.ID))
 			fq.ids = append(fq.ids, h.ID)
+			fq.providers = append(fq.providers, providerOf(doc.Provider, doc.Hosts, doc.Name, doc.Publisher, key))
 		}
 		hf := fnv.New32a()
 		hf.Write([]byte(q.ID))

@@ -68,6 +68,9 @@ type Model struct {
 	// the right answer is often among. Chosen with Decay and Agreement
 	// (docs/MEASUREMENTS.md).
 	Within float64
+	// Crowding is how many results of one provider may come before the
+	// results of other providers that Keep shows (Crowd); 0: no crowding.
+	Crowding int
 }
 
 // Keep reports whether a result scoring pct (0..100) is shown in an answer
@@ -145,6 +148,7 @@ var Default = Model{
 	LengthNorm: 0.5,
 	Agreement:  0.2,
 	Within:     0.2,
+	Crowding:   2,
 }
 
 // KeywordOnly is the model of a registry without an embedder (serve
@@ -191,6 +195,7 @@ var KeywordOnly = Model{
 	Decay:    2,
 	MinScore: 5,
 	Within:   0.3,
+	Crowding: 2,
 }
 
 // Ranking is the outcome of Rank.

@@ -48,22 +48,32 @@ func (a *answers) String() string {
 }
 
 // answer is the first page POST /search returns for q under m with the
-// cut-off cut (0: every result): the first 10 of m's order that Keep
-// admits.
+// cut-off cut (0: every result): the results of m's order that Keep
+// admits, crowded by provider (Model.Crowd), the first 10.
 func answer(m *Model, q *fitQuery, cut int) []int {
 	rk := m.Rank(&q.req, q.pool)
-	page := rk.Order[:min(10, len(rk.Order))]
 	best := -1
-	for _, i := range page {
+	for _, i := range rk.Order[:min(10, len(rk.Order))] {
 		best = max(best, Percent(rk.Scores[i]))
 	}
 	var kept []int
-	for _, i := range page {
+	for _, i := range rk.Order {
 		if m.Keep(Percent(rk.Scores[i]), best, cut) {
 			kept = append(kept, i)
 		}
 	}
-	return kept
+	if m.Crowding > 0 && len(q.providers) == len(q.pool) {
+		providers, all := make([]string, len(kept)), make([]bool, len(kept))
+		for j, i := range kept {
+			providers[j], all[j] = q.providers[i], true
+		}
+		crowded := make([]int, len(kept))
+		for to, from := range m.Crowd(providers, all) {
+			crowded[to] = kept[from]
+		}
+		kept = crowded
+	}
+	return kept[:min(10, len(kept))]
 }
 
 // TestFitWorlds cross-validates a model setting by request in both of make
@@ -86,7 +96,12 @@ func answer(m *Model, q *fitQuery, cut int) []int {
 // model (Default) under each rule setting, which gives make eval's figures
 // for a rule without a run; "all" does the same with the model fitted on
 // every request (as TestFit fits Default). FIT_RANKER holds the ranker's
-// weights instead of fitting them (fit). FIT_OMIT and
+// weights instead of fitting them (fit). FIT_CROWD lists the crowdings
+// (Model.Crowding) to compare, FIT_PROVIDER names what counts as a
+// document's provider (providerOf; "served" unless set), and
+// FIT_PROVIDER_WEIGHT lowers each hit's semantic similarity by that weight
+// times the log of its provider's document count (weighProviders) before
+// the pool is drawn. FIT_OMIT and
 // FIT_IMPUTE change the fit and the dumps' reading as for TestFit
 // (omitted, imputeSemantic).
 //
@@ -115,7 +130,9 @@ func TestFitWorlds(t *testing.T) {
 	for _, a := range envFloats("FIT_AGREEMENT", Default.Agreement) {
 		for _, w := range envFloats("FIT_WITHIN", Default.Within) {
 			for _, d := range envFloats("FIT_DECAYS", envFloat("FIT_DECAY", Default.Decay)) {
-				g.rules = append(g.rules, ruleSetting{a, w, d})
+				for _, c := range envFloats("FIT_CROWD", float64(Default.Crowding)) {
+					g.rules = append(g.rules, ruleSetting{a, w, d, int(c)})
+				}
 			}
 		}
 	}
@@ -133,8 +150,12 @@ func TestFitWorlds(t *testing.T) {
 }
 
 // ruleSetting is a setting of the later results' rule TestFitWorlds
-// compares.
-type ruleSetting struct{ agreement, within, decay float64 }
+// compares; crowd is how many results of one provider may come before
+// other providers' (Model.Crowding; 0: no crowding).
+type ruleSetting struct {
+	agreement, within, decay float64
+	crowd                    int
+}
 
 // worldsGrid is what TestFitWorlds compares: the fit's penalty, the
 // cut-off, the rule settings and the least precision@5 a chosen one needs.
@@ -157,7 +178,7 @@ func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 			m := fit(qs, func(q *fitQuery) bool { return q.fold != k }, g.lambda, Default.Decay, b, g.mode)
 			best, bestR10 := -1, -1.0
 			for r, st := range g.rules {
-				m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+				m.Agreement, m.Within, m.Decay, m.Crowding = st.agreement, st.within, st.decay, st.crowd
 				var train answers
 				for i := range qs {
 					if q := &qs[i]; q.fold != k && q.kind == "dev" {
@@ -171,7 +192,7 @@ func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 			}
 			if best >= 0 && len(g.rules) > 1 {
 				st := g.rules[best]
-				m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+				m.Agreement, m.Within, m.Decay, m.Crowding = st.agreement, st.within, st.decay, st.crowd
 				chosen.add(&m, qs, dq, k, g.cut)
 				fmt.Printf("length norm %.2f fold %d: chose agreement %.2f within %.2f decay %.2f\n", b, k, st.agreement, st.within, st.decay)
 			}
@@ -180,7 +201,7 @@ func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 			g.inSample(qs, dq, how, b)
 		}
 		for r, st := range g.rules {
-			fmt.Printf("length norm %.2f agreement %.2f within %.2f decay %.2f %v", b, st.agreement, st.within, st.decay, &results[r])
+			fmt.Printf("length norm %.2f agreement %.2f within %.2f decay %.2f crowd %d %v", b, st.agreement, st.within, st.decay, st.crowd, &results[r])
 		}
 		if len(g.rules) > 1 {
 			fmt.Printf("length norm %.2f chosen on training folds %v", b, &chosen)
@@ -190,21 +211,24 @@ func (g *worldsGrid) fitWorlds(qs, dq []fitQuery, norms []float64) {
 
 // inSample answers every dev request of qs (the set alone) and dq (with
 // distractors) under each rule setting with the served model (how
-// "served") or the model fitted on every request of qs at length
-// normalisation b (how "all").
+// "served": KeywordOnly in keyword mode) or the model fitted on every
+// request of qs at length normalisation b (how "all").
 func (g *worldsGrid) inSample(qs, dq []fitQuery, how string, b float64) {
 	const folds = 5
 	m := Default
+	if g.mode == "keyword" {
+		m = KeywordOnly
+	}
 	if how != "served" {
 		m = fit(qs, func(*fitQuery) bool { return true }, g.lambda, Default.Decay, b, g.mode)
 	}
 	for _, st := range g.rules {
-		m.Agreement, m.Within, m.Decay = st.agreement, st.within, st.decay
+		m.Agreement, m.Within, m.Decay, m.Crowding = st.agreement, st.within, st.decay, st.crowd
 		var all worldAnswers
 		for k := range folds {
 			all.add(&m, qs, dq, k, g.cut)
 		}
-		fmt.Printf("in sample (%s) agreement %.2f within %.2f decay %.2f %v", how, st.agreement, st.within, st.decay, &all)
+		fmt.Printf("in sample (%s) agreement %.2f within %.2f decay %.2f crowd %d %v", how, st.agreement, st.within, st.decay, st.crowd, &all)
 	}
 }
 

@@ -29,7 +29,9 @@
 // place and never scores above the pool's lowest, so scores fall down the
 // ranking and every page slices the same sequence. Results below the
 // cut-off (the Query's MinScore, else Config.MinScore, else the model's)
-// are left out, and an empty first page says why (Answer.Reason). When the
+// are left out, and an empty first page says why (Answer.Reason). Among
+// the results shown, at most two of one provider come before other
+// providers' (crowding.go; score.Model.Crowd), no score changing. When the
 // search federates, other registries' results are described like local
 // ones and ranked with the pool on the same scale before the one cut-off.
 // Trust and health are shown and filtered, never scored.

@@ -354,6 +354,7 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	if out.Best < 0 && n > 0 {
 		out.Best = score.Percent(scoreAt(0))
 	}
+	crowdPool(rel.model, seq, poolScores, byID, func(p float64) bool { return rel.model.Keep(score.Percent(p), out.Best, cut) })
 	w.lap(StageRerank)
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))

@@ -214,7 +214,7 @@ func (s *Engine) rescoreFederated(ctx context.Context, rel *relevance, hits []fe
 		out = append(out, h)
 	}
 	slices.SortStableFunc(out, func(a, b federation.Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return out, best
+	return crowdHits(rel.model, out), best
 }
 
 // upstreamCandidates describes the other registries' results of hits, in

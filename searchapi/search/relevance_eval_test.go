@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,7 +188,8 @@ func newRelevanceServer(t *testing.T, extra ...normalize.CatalogResult) *relevan
 		}
 		for _, r := range res.Records {
 			rs.dump.Docs[r.Identifier] = dumpDoc{Name: r.DisplayName, Description: r.Description, Tags: r.Tags,
-				Capabilities: r.Capabilities, RepresentativeQueries: r.RepresentativeQueries, Publisher: r.Publisher}
+				Capabilities: r.Capabilities, RepresentativeQueries: r.RepresentativeQueries, Publisher: r.Publisher,
+				Provider: r.Provider, Hosts: endpointHosts(r)}
 		}
 	}
 	if err := ix.Flush(ctx); err != nil {
@@ -219,6 +221,21 @@ type dumpDoc struct {
 	Capabilities          []string `json:"capabilities,omitempty"`
 	RepresentativeQueries []string `json:"representativeQueries,omitempty"`
 	Publisher             string   `json:"publisher,omitempty"`
+	// Provider and Hosts say who publishes the record beyond the catalog's
+	// domain: the artifact's provider organisation and its endpoints' hosts.
+	Provider string   `json:"provider,omitempty"`
+	Hosts    []string `json:"hosts,omitempty"`
+}
+
+// endpointHosts lists the hosts of r's endpoints (its bindings' URLs).
+func endpointHosts(r normalize.Record) []string {
+	var out []string
+	for _, b := range r.Bindings {
+		if u, err := url.Parse(b.URL); err == nil && u.Hostname() != "" && !slices.Contains(out, u.Hostname()) {
+			out = append(out, u.Hostname())
+		}
+	}
+	return out
 }
 
 type dumpQuery struct {
