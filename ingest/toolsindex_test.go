@@ -22,6 +22,7 @@ type toolDoc struct {
 	Visibility []string           `json:"visibility"`
 	Health     *normalize.Health  `json:"health"`
 	ToolWords  string             `json:"toolWords"`
+	WordSets   string             `json:"toolWordSets"`
 	Tools      *normalize.ToolSet `json:"tools"`
 	Declared   *normalize.ToolSet `json:"declaredTools"`
 	Version    int                `json:"toolDocVersion"`
@@ -110,6 +111,9 @@ func TestToolsIndexInStep(t *testing.T) {
 	}
 	if got := toolNames(d); !slices.Equal(got, []string{"pdf_to_markdown", "ocr"}) || d.Version != normalize.ToolDocVersion {
 		t.Errorf("%s: tool document's list %v (version %d), want the record's tools (version %d)", a, got, d.Version, normalize.ToolDocVersion)
+	}
+	if words, sets := normalize.ToolWordsAndSets(d.Tools); d.ToolWords != words || d.WordSets != sets || sets == "" {
+		t.Errorf("%s: tool document's words %q and word sets %q, want %q and %q (its tools')", a, d.ToolWords, d.WordSets, words, sets)
 	}
 
 	t.Run("a health verdict patches the tool document", func(t *testing.T) {
@@ -366,13 +370,13 @@ func TestToolsDeclaredKept(t *testing.T) {
 		set(listedTools("archive_export"))
 		kept := e.toolDocOf(a).Declared
 		// As the ingest of 92926ae left it: the declared tools on the record,
-		// a tool document of version 3 without them.
+		// a tool document of version 3 without them (nor word sets).
 		for _, w := range []struct {
 			index string
 			patch map[string]any
 		}{
 			{e.index, map[string]any{"id": normalize.DocID(a), normalize.FieldDeclaredTools: kept}},
-			{normalize.ToolsIndex(e.index), map[string]any{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil, normalize.FieldToolDocVersion: 3}},
+			{normalize.ToolsIndex(e.index), map[string]any{"id": normalize.DocID(a), normalize.FieldDeclaredTools: nil, normalize.FieldToolWordSets: nil, normalize.FieldToolDocVersion: 3}},
 		} {
 			task, err := e.client.Index(w.index).UpdateDocuments([]map[string]any{w.patch}, nil)
 			if err != nil {
@@ -389,8 +393,8 @@ func TestToolsDeclaredKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.open(Config{})
-		if d := e.toolDocOf(a); d.Version != normalize.ToolDocVersion {
-			t.Errorf("the tool document of version 3 not written again at start: version %d", d.Version)
+		if d := e.toolDocOf(a); d.Version != normalize.ToolDocVersion || d.WordSets == "" {
+			t.Errorf("the tool document of version 3 not written again at start: version %d, word sets %q", d.Version, d.WordSets)
 		}
 		shows("moved at start", []string{"archive_export"}, normalize.ToolsListed)
 		set(nil)

@@ -20,9 +20,11 @@ import (
 // (access, liveness, expiry, type, publisher, ...) applies to it exactly
 // as to its record: ingest writes, patches and deletes the two together.
 // It carries the record's tool list too (FieldTools, stored, not
-// searched), whose one home it is (RecordDocument): a search reads the
-// lists of the servers its tools queries found, in one more request of
-// its own, and searchapi joins them back on every whole record it shows.
+// searched), whose one home it is (RecordDocument), and which of the
+// tool words each tool holds (FieldToolWordSets): a search's tools queries
+// read the words and word sets, which tell the tools matching it; the
+// lists are read for the servers a page names a tool of, and searchapi
+// joins them back on every whole record it shows.
 // And the list its server card declares when that is not the one shown
 // (FieldDeclaredTools, stored, never searched nor retrieved by searches):
 // ingest's fallback when the endpoint stops listing.
@@ -39,24 +41,8 @@ const FieldToolWords = "toolWords"
 // none): what the tools index searches, each word once a server. Its
 // length is bounded by the tool list's own bounds.
 func ToolWords(ts *ToolSet) string {
-	if ts == nil {
-		return ""
-	}
-	seen := map[string]bool{}
-	var b strings.Builder
-	for _, t := range ts.Items {
-		for _, w := range Words(ToolText(t)) {
-			if seen[w] {
-				continue
-			}
-			seen[w] = true
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(w)
-		}
-	}
-	return b.String()
+	words, _ := ToolWordsAndSets(ts)
+	return words
 }
 
 // FieldToolDocVersion is the tools index's member telling which
@@ -67,8 +53,9 @@ const FieldToolDocVersion = "toolDocVersion"
 // ToolDocVersion is the version of what ToolDocument writes: a tool
 // document of an older version is written again from its record when
 // ingest starts. (2: with the tool list; 3: with the ToolsKey; 4: with the
-// declared tools, FieldDeclaredTools, which records stored before.)
-const ToolDocVersion = 4
+// declared tools, FieldDeclaredTools, which records stored before; 5: with
+// the tools' word sets, FieldToolWordSets.)
+const ToolDocVersion = 5
 
 // ToolDocField reports whether a tool document carries the record field
 // field (a top-level document member or a dotted path below one): the
@@ -93,7 +80,8 @@ var toolDocRoots = sync.OnceValue(func() map[string]bool {
 // and filterable fields and its tools (FieldTools), as d holds them, the
 // tools its server card declares (FieldDeclaredTools) when they are not
 // those it shows (StoredDeclared reads them back), the ToolWords and
-// ToolsKey of its tools, and its ToolDocVersion.
+// ToolWordSets (ToolWordsAndSets) and ToolsKey of its tools, and its
+// ToolDocVersion.
 // It returns nil and no error when d lists no tools (a record without tools
 // has no tool document), and an error when d cannot be encoded: the caller
 // then keeps the tool document it has rather than reading "no tools".
@@ -120,11 +108,12 @@ func ToolDocument(d *Document) (map[string]json.RawMessage, error) {
 			delete(all, k)
 		}
 	}
-	words, err := json.Marshal(ToolWords(d.Tools))
+	words, sets := ToolWordsAndSets(d.Tools)
+	all[FieldToolWords], err = json.Marshal(words)
 	if err != nil {
 		return nil, fmt.Errorf("tool document of %s: %w", d.ID, err)
 	}
-	all[FieldToolWords] = words
+	all[FieldToolWordSets], _ = json.Marshal(sets) // digits and spaces: always encodes
 	all[FieldToolDocVersion] = json.RawMessage(strconv.Itoa(ToolDocVersion))
 	all[FieldToolsKey], _ = json.Marshal(key) // a string always encodes
 	return all, nil

@@ -68,11 +68,6 @@ type Request struct {
 	// sub-query (toolhits.go). Index's own sub-queries do not search the
 	// tools' text.
 	ToolIndex string
-	// NamesTools, when set, tells from the words of a server's tools
-	// (ServerTools.Words, normalize.ToolWords) whether one of its tools
-	// may be named: the tools sub-queries read the tool lists of those
-	// servers alone (ServerTools.List; nil: of every server they find).
-	NamesTools func(*ServerTools) bool
 	// Counts, when set, are the document counts terms are weighed by
 	// (idf) instead of those under Filter: a filtered search given the
 	// counts of the unfiltered one scores each document it keeps as the
@@ -129,7 +124,7 @@ var ErrBadResponse = errors.New("hybrid: unexpected multi-search response")
 func Search(ctx context.Context, c Client, r Request) (Result, error) {
 	r.fillDefaults()
 	attrs, want := r.retrieve()
-	tools := startTools(ctx, c, r.toolQueries(attrs), r.IDField, r.NamesTools)
+	tools := startTools(ctx, c, r.toolQueries(attrs), r.IDField)
 	defer tools.stop()
 	results, err := multiSearch(ctx, c, r.queries(attrs))
 	if err != nil {
@@ -162,7 +157,7 @@ func Scaled(ctx context.Context, c Client, base, r Request) (baseRes, res Result
 	r.fillDefaults()
 	battrs, bwant := base.retrieve()
 	rattrs, rwant := r.retrieve()
-	tools := startTools(ctx, c, append(base.toolQueries(battrs), r.toolQueries(rattrs)...), r.IDField, r.NamesTools)
+	tools := startTools(ctx, c, append(base.toolQueries(battrs), r.toolQueries(rattrs)...), r.IDField)
 	defer tools.stop()
 	bq, rq := base.queries(battrs), r.queries(rattrs)
 	// Keyword only, r's first sub-query only counts the documents its

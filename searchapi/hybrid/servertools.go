@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"strings"
 	"sync"
 
 	"github.com/meilisearch/meilisearch-go"
@@ -16,21 +16,20 @@ import (
 
 // ServerTools is what the tools sub-queries read of a server they found,
 // prepared for matching a request's words against its tools: its tool
-// list decoded, and each tool's words split, once (List), by the tools
-// search while the records' search runs.
+// words, and which of them each of its tools holds (its word sets), from
+// which the tools that match a request are known without its tool list
+// (ToolHolds). The list itself is read only for the servers a page shows
+// with a matching tool (ReadToolLists).
 type ServerTools struct {
 	// Words are its tool words as the tools index holds them
 	// (normalize.ToolWords: distinct words, one space apart).
 	Words string
 
-	// list is its tool list as the tools index holds it (read only for a
-	// server that may name a tool, Request.NamesTools), decoded by List.
-	list  json.RawMessage
-	once  sync.Once
+	// sets is its tools' word sets as the tools index holds them
+	// (normalize.FieldToolWordSets; "": an index an older ingest wrote).
+	sets string
+	// tools is its tool list when known without a read (NewServerTools).
 	tools []normalize.Tool
-	// toolWords holds, for each of tools, the words of its name, title
-	// and description (normalize.WordText of normalize.ToolText).
-	toolWords []string
 
 	heldMu sync.Mutex
 	held   map[string]bool // HoldsTerm(Words, term), by the terms asked
@@ -38,8 +37,8 @@ type ServerTools struct {
 
 // Holds reports whether the server's tool words hold term (HoldsTerm of
 // Words), each term read once: a search asks for its terms in each of its
-// rules (Request.NamesTools, the term hits, the tools it names). It is
-// safe for concurrent use.
+// rules (the term hits, the tools it names). It is safe for concurrent
+// use.
 func (st *ServerTools) Holds(term string) bool {
 	st.heldMu.Lock()
 	defer st.heldMu.Unlock()
@@ -54,13 +53,77 @@ func (st *ServerTools) Holds(term string) bool {
 	return h
 }
 
+// ToolHolds returns, for each of the server's tools in list order, how
+// many of terms its own words hold (HoldsTerm of normalize.WordText of its
+// normalize.ToolText), read from its word sets: each term's matching words
+// are found among the server's words once, and each tool's set is asked
+// for their positions. It returns false when the tools answer carried no
+// word sets (a tools index an older ingest wrote): only the tool list then
+// tells (ListHolds).
+func (st *ServerTools) ToolHolds(terms []string) ([]int, bool) {
+	ws, ok := normalize.ParseWordSets(st.sets)
+	if !ok {
+		return nil, false
+	}
+	at := termPositions(st.Words, terms)
+	out := make([]int, ws.Len())
+	for tool := range out {
+		for _, ps := range at {
+			for _, p := range ps {
+				if ws.Holds(tool, p) {
+					out[tool]++
+					break
+				}
+			}
+		}
+	}
+	return out, true
+}
+
+// termPositions returns, for each of terms, the positions in words (one
+// space apart; 0: the first) of the words holding it (sameStem, as
+// HoldsTerm compares them).
+func termPositions(words string, terms []string) [][]int {
+	out := make([][]int, len(terms))
+	leads := make([]string, len(terms))
+	for k, t := range terms {
+		leads[k] = t[:stemLead(len(t))]
+	}
+	p := 0
+	for rest := words; rest != ""; p++ {
+		var w string
+		w, rest, _ = strings.Cut(rest, " ")
+		for k, t := range terms {
+			if strings.HasPrefix(w, leads[k]) && sameStem(w, t) {
+				out[k] = append(out[k], p)
+			}
+		}
+	}
+	return out
+}
+
+// Tools returns the server's tool list when it is known without a read
+// (NewServerTools), else nil.
+func (st *ServerTools) Tools() []normalize.Tool { return st.tools }
+
+// ListHolds returns how many of terms the words of tool t hold (HoldsTerm
+// of normalize.WordText of its normalize.ToolText): what ToolHolds reads
+// from the word sets, from the tool itself.
+func ListHolds(t normalize.Tool, terms []string) int {
+	words := normalize.WordText(normalize.ToolText(t))
+	n := 0
+	for _, term := range terms {
+		if HoldsTerm(words, term) {
+			n++
+		}
+	}
+	return n
+}
+
 // readTools reads the servers' tools of each hit of results, the answers
-// of the tools sub-queries queries (by result, then hit): their words, and
-// the tool lists of those whose words names admits (Request.NamesTools;
-// nil: all), read from the tools index under each query's own filter in
-// one more multi-search (listQueries), decoded (ServerTools.List). A
-// server found more than once is read once.
-func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, idField string, names func(*ServerTools) bool) ([][]*ServerTools, error) {
+// of the tools sub-queries (by result, then hit): their words and word
+// sets. A server found more than once is read once.
+func readTools(results []meilisearch.SearchResponse, idField string) [][]*ServerTools {
 	byID := map[string]*ServerTools{}
 	out := make([][]*ServerTools, len(results))
 	for i, res := range results {
@@ -70,100 +133,65 @@ func readTools(ctx context.Context, c Client, queries []*meilisearch.SearchReque
 			st := byID[id]
 			if st == nil {
 				words, _ := String(h[normalize.FieldToolWords])
-				st = &ServerTools{Words: words}
+				sets, _ := String(h[normalize.FieldToolWordSets])
+				st = &ServerTools{Words: words, sets: sets}
 				byID[id] = st
 			}
 			out[i][j] = st
 		}
 	}
-	lists, err := listQueries(queries, results, out, idField, names)
-	if err != nil || len(lists) == 0 {
-		return out, err
+	return out
+}
+
+// ReadToolLists reads, in one request, the tool lists the tools index uid
+// holds of the servers ids (identified by their idField) that f keeps
+// (the search's filter: the caller's access and the request's filters
+// apply to the lists as to the words), decoded, by id (a server's first
+// document; none when ids is empty). A list that cannot be read is left
+// out.
+func ReadToolLists(ctx context.Context, c Client, uid, idField string, f filter.Expr, ids []string) (map[string][]normalize.Tool, error) {
+	if len(ids) == 0 {
+		return nil, nil
 	}
-	answers, err := multiSearch(ctx, c, lists)
+	q := &meilisearch.SearchRequest{
+		IndexUID: uid, Filter: filter.And(filter.In(idField, ids), f).Filter(), Limit: int64(len(ids)),
+		AttributesToRetrieve: []string{idField, normalize.FieldTools},
+	}
+	answers, err := multiSearch(ctx, c, []*meilisearch.SearchRequest{q})
 	if err != nil {
 		return nil, fmt.Errorf("tool lists: %w", err)
 	}
-	for _, res := range answers {
-		for _, h := range res.Hits {
-			if id, _ := String(h[idField]); byID[id] != nil && byID[id].list == nil {
-				byID[id].list = h[normalize.FieldTools]
-			}
+	out := make(map[string][]normalize.Tool, len(ids))
+	for _, h := range answers[0].Hits {
+		id, _ := String(h[idField])
+		if _, ok := out[id]; ok {
+			continue
 		}
-	}
-	for _, st := range byID {
-		st.List()
+		if tools, ok := decodeTools(h[normalize.FieldTools]); ok {
+			out[id] = tools
+		}
 	}
 	return out, nil
 }
 
-// listQueries are the requests reading the tool lists of the servers of
-// results (servers: each hit's, as readTools prepared them) that names
-// admits: one per filter of queries (each query's found servers under
-// that query's filter), so the caller's access and the search's filters
-// apply to the lists as to the words.
-func listQueries(queries []*meilisearch.SearchRequest, results []meilisearch.SearchResponse, servers [][]*ServerTools, idField string, names func(*ServerTools) bool) ([]*meilisearch.SearchRequest, error) {
-	var out []*meilisearch.SearchRequest
-	byFilter := map[string]*meilisearch.SearchRequest{}
-	ids := map[string][]string{}
-	for i, q := range queries {
-		f, ok := q.Filter.(string)
-		if q.Filter != nil && !ok {
-			return nil, fmt.Errorf("tool lists: filter %T, want a string", q.Filter)
-		}
-		for j, h := range results[i].Hits {
-			id, _ := String(h[idField])
-			if slices.Contains(ids[f], id) || names != nil && !names(servers[i][j]) {
-				continue
-			}
-			if byFilter[f] == nil {
-				byFilter[f] = &meilisearch.SearchRequest{IndexUID: q.IndexUID, AttributesToRetrieve: []string{idField, normalize.FieldTools}}
-				out = append(out, byFilter[f])
-			}
-			ids[f] = append(ids[f], id)
-		}
+// decodeTools decodes a tool list as the tools index holds it
+// (normalize.ToolSet), its items alone, with segmentio/encoding/json: as
+// encoding/json reads them, at a third of its cost (a list holds up to
+// 500 tools).
+func decodeTools(raw json.RawMessage) ([]normalize.Tool, bool) {
+	var ts struct {
+		Items []normalize.Tool `json:"items"`
 	}
-	for f, r := range byFilter {
-		r.Filter = filter.And(filter.In(idField, ids[f]), filter.Expr(f)).Filter()
-		r.Limit = int64(len(ids[f]))
+	if len(raw) == 0 || fastjson.Unmarshal(raw, &ts) != nil {
+		return nil, false
 	}
-	return out, nil
+	return ts.Items, true
 }
 
-// List returns the server's tool list and, for each tool, its words
-// (normalize.WordText of normalize.ToolText: HoldsTerm reads them), decoding the list the tools index holds on first use. A list
-// that cannot be read leaves the server its words alone: they still count
-// towards the request's words, and name no tool. It is safe for
-// concurrent use.
-func (st *ServerTools) List() ([]normalize.Tool, []string) {
-	st.once.Do(st.prepare)
-	return st.tools, st.toolWords
-}
-
-// prepare decodes the tool list read (unless NewServerTools gave it) and
-// splits each tool's text into its words. It reads the list's items alone
-// (normalize.ToolSet's), with segmentio/encoding/json: as encoding/json
-// reads them, at a third of its cost (a search decodes up to twenty lists
-// of up to 500 tools).
-func (st *ServerTools) prepare() {
-	if st.tools == nil && len(st.list) > 0 {
-		var ts struct {
-			Items []normalize.Tool `json:"items"`
-		}
-		if fastjson.Unmarshal(st.list, &ts) != nil {
-			return
-		}
-		st.tools = ts.Items
-	}
-	st.list = nil
-	st.toolWords = make([]string, len(st.tools))
-	for i, t := range st.tools {
-		st.toolWords[i] = normalize.WordText(normalize.ToolText(t))
-	}
-}
-
-// NewServerTools prepares a server's tool words (normalize.ToolWords) and
-// tools for matching.
-func NewServerTools(words string, tools []normalize.Tool) *ServerTools {
-	return &ServerTools{Words: words, tools: tools}
+// NewServerTools prepares a server's tools for matching, as the tools
+// index holds them (its words and word sets, normalize.ToolWordsAndSets),
+// its list known.
+func NewServerTools(tools []normalize.Tool) *ServerTools {
+	words, sets := normalize.ToolWordsAndSets(&normalize.ToolSet{Items: tools})
+	return &ServerTools{Words: words, sets: sets, tools: tools}
 }

@@ -42,9 +42,11 @@ var toolStrategies = []meilisearch.MatchingStrategy{meilisearch.Last, meilisearc
 
 // toolQueries are the tools sub-queries: the request's terms as one query
 // under each of toolStrategies, retrieving each server's tool words
-// (normalize.ToolWords: one string, where every server's tool list would
-// cost the search more to read and decode than the query itself; those of
-// the servers that may name a tool are read next, readTools).
+// (normalize.ToolWords: one string) and its tools' word sets
+// (normalize.FieldToolWordSets: which of the words each tool holds), where
+// every server's tool list would cost the search more to read and decode
+// than the query itself: the lists are read for the page's servers that
+// name a tool alone (ReadToolLists).
 func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	if !r.searchesTools() {
 		return nil
@@ -54,7 +56,7 @@ func (r Request) toolQueries(attrs []string) []*meilisearch.SearchRequest {
 	for i, m := range toolStrategies {
 		out[i] = &meilisearch.SearchRequest{
 			IndexUID: r.ToolIndex, Query: text, Filter: r.Filter, Limit: toolHitLimit,
-			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords),
+			AttributesToRetrieve: append(attrs[:len(attrs):len(attrs)], normalize.FieldToolWords, normalize.FieldToolWordSets),
 			MatchingStrategy:     m,
 		}
 	}
@@ -76,11 +78,8 @@ func wholeWords(terms []string) string { return strings.Join(terms, ". ") }
 // sent as a multi-search of their own at the same time as the records':
 // Meilisearch runs a multi-search's queries one after another, and two
 // requests on two cores, so the tools cost a search only the time they
-// take beyond the records' (docs/MEASUREMENTS.md). The same goroutine
-// then reads and decodes the tool lists of the servers that may name a
-// tool (readTools), off the search's critical path while the records'
-// answer is awaited. Their failure costs the search its tools alone
-// (Result.ToolErr).
+// take beyond the records' (docs/MEASUREMENTS.md). Their failure costs
+// the search its tools alone (Result.ToolErr).
 type toolSearch struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -92,9 +91,8 @@ type toolSearch struct {
 
 // startTools sends queries (none: nothing) in the background, under ctx,
 // and prepares the tools of the servers they find, identified by their
-// idField (the tool lists of those names admits: Request.NamesTools). The
-// caller stops it (stop) whatever happens.
-func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string, names func(*ServerTools) bool) *toolSearch {
+// idField (readTools). The caller stops it (stop) whatever happens.
+func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequest, idField string) *toolSearch {
 	t := &toolSearch{done: make(chan struct{})}
 	if len(queries) == 0 {
 		close(t.done)
@@ -104,7 +102,7 @@ func startTools(ctx context.Context, c Client, queries []*meilisearch.SearchRequ
 	go func() {
 		defer close(t.done)
 		if t.results, t.err = multiSearch(ctx, c, queries); t.err == nil {
-			t.tools, t.err = readTools(ctx, c, queries, t.results, idField, names)
+			t.tools = readTools(t.results, idField)
 		}
 	}()
 	return t

@@ -2,7 +2,6 @@ package hybrid
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"reflect"
@@ -16,16 +15,19 @@ import (
 
 	"github.com/agentfinder/agentfinder/ingest/meilitest"
 	"github.com/agentfinder/agentfinder/normalize"
+	"github.com/agentfinder/agentfinder/searchapi/filter"
 )
 
 // toolDoc is a tools index document: a server's identifier, one of its
-// filterable fields, its tool words and its tool list.
+// filterable fields, its tool words, its tools' word sets and its tool
+// list.
 type toolDoc struct {
-	ID         string             `json:"id"`
-	Identifier string             `json:"identifier"`
-	Type       string             `json:"type"`
-	ToolWords  string             `json:"toolWords"`
-	Tools      *normalize.ToolSet `json:"tools"`
+	ID           string             `json:"id"`
+	Identifier   string             `json:"identifier"`
+	Type         string             `json:"type"`
+	ToolWords    string             `json:"toolWords"`
+	ToolWordSets string             `json:"toolWordSets"`
+	Tools        *normalize.ToolSet `json:"tools"`
 }
 
 // newToolIndex builds the records of newIndex and a tools index beside
@@ -51,7 +53,8 @@ func newToolIndex(t *testing.T) (*meilitest.Server, string, string) {
 		{Name: "geocode", Description: "street address latitude longitude"},
 		{Name: "forecast"},
 	}}
-	docs := []toolDoc{{"b", "urn:ai:b.test:agent:weather", "agent", normalize.ToolWords(geocode), geocode}}
+	words, sets := normalize.ToolWordsAndSets(geocode)
+	docs := []toolDoc{{"b", "urn:ai:b.test:agent:weather", "agent", words, sets, geocode}}
 	if task, err = ti.AddDocuments(docs, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -130,17 +133,16 @@ func TestToolsSentApart(t *testing.T) {
 		t.Fatalf("hits %v, tools %v: want the weather agent, found by its tools", ids(got), got.Tools)
 	}
 	st := got.Tools[weather]
-	wantWords := []string{"geocode street address latitude longitude", "forecast"}
-	if list, words := st.List(); st.Words != "geocode street address latitude longitude forecast" || len(list) != 2 || list[0].Name != "geocode" || !reflect.DeepEqual(words, wantWords) {
-		t.Errorf("the weather agent's tools %+v (words %q): want its words, its two tools and their words %q", list, words, wantWords)
+	if counts, ok := st.ToolHolds([]string{"geocode", "address", "forecast"}); st.Words != "geocode street address latitude longitude forecast" || !ok || !slices.Equal(counts, []int{2, 1}) {
+		t.Errorf("the weather agent's tools: words %q, word sets answer %v (%v), want its words and, for geocode and forecast, 2 and 1 of the terms", st.Words, counts, ok)
 	}
-	// The records' multi-search, the tools queries', then the tools' lists.
+	// The records' multi-search and the tools queries': no tool list read.
 	var named []string
 	for _, u := range c.calls {
 		named = append(named, strings.Join(u, "+"))
 	}
 	slices.Sort(named)
-	want := []string{index, tools, tools}
+	want := []string{index, tools}
 	slices.Sort(want)
 	if !slices.Equal(named, want) {
 		t.Errorf("multi-searches named %v, want %v (the tools apart)", named, want)
@@ -223,65 +225,61 @@ func TestToolsCanceledWithSearch(t *testing.T) {
 	}
 }
 
-// TestListQueries: the tool lists are read for the servers the request's
-// rule (Request.NamesTools) admits, each once, under the filter of the
-// query that found them; with no rule, for every server found.
-func TestListQueries(t *testing.T) {
-	hit := func(id string) meilisearch.Hit {
-		return meilisearch.Hit{"identifier": json.RawMessage(`"` + id + `"`)}
-	}
-	a, b, c := &ServerTools{Words: "pdf ocr"}, &ServerTools{Words: "weather"}, &ServerTools{Words: "ocr"}
-	servers := [][]*ServerTools{{a, b}, {a}, {c}}
-	queries := []*meilisearch.SearchRequest{
-		{IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = agent"}, {IndexUID: "t", Filter: "type = mcp"},
-	}
-	results := []meilisearch.SearchResponse{
-		{Hits: meilisearch.Hits{hit("a"), hit("b")}},
-		{Hits: meilisearch.Hits{hit("a")}},
-		{Hits: meilisearch.Hits{hit("c")}},
-	}
-	ocr := func(st *ServerTools) bool { return st.Holds("ocr") }
-	got, err := listQueries(queries, results, servers, "identifier", ocr)
+// TestReadToolLists: the tool lists of the servers asked for are read in
+// one request, decoded, under the filter given (a server it refuses is
+// not read), and none when none is asked for.
+func TestReadToolLists(t *testing.T) {
+	srv, _, tools := newToolIndex(t)
+	ctx := context.Background()
+	const weather = "urn:ai:b.test:agent:weather"
+	c := &toolsClient{c: srv.Client, tools: tools}
+	got, err := ReadToolLists(ctx, c, tools, "identifier", filter.Eq("type", "agent"), []string{weather, "urn:ai:none.test:agent:x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`(identifier IN ["a"]) AND (type = agent)`, `(identifier IN ["c"]) AND (type = mcp)`}
-	if len(got) != 2 {
-		t.Fatalf("%d list queries, want 2 (one a filter)", len(got))
+	if len(got) != 1 || len(got[weather]) != 2 || got[weather][0].Name != "geocode" || got[weather][1].Name != "forecast" {
+		t.Errorf("lists %+v, want the weather agent's two tools", got)
 	}
-	for i, q := range got {
-		if q.Filter != want[i] || q.Limit != 1 || q.IndexUID != "t" || !slices.Contains(q.AttributesToRetrieve, normalize.FieldTools) {
-			t.Errorf("list query %d: %+v, want filter %q, limit 1, the tools retrieved", i, q, want[i])
-		}
+	if got, err := ReadToolLists(ctx, c, tools, "identifier", filter.Eq("type", "mcp"), []string{weather}); err != nil || len(got) != 0 {
+		t.Errorf("under a filter refusing it: %+v (%v), want none", got, err)
 	}
-	all, err := listQueries(queries, results, servers, "identifier", nil)
-	if err != nil || len(all) != 2 || all[0].Limit != 2 {
-		t.Errorf("no rule: %+v (%v), want a and b under the first filter", all, err)
-	}
-	if _, err := listQueries([]*meilisearch.SearchRequest{{IndexUID: "t", Filter: []string{"x"}}}, results[:1], servers[:1], "identifier", nil); err == nil {
-		t.Error("a filter that is no string: no error")
+	c.calls = nil
+	if got, err := ReadToolLists(ctx, c, tools, "identifier", "", nil); err != nil || got != nil || len(c.calls) != 0 {
+		t.Errorf("no servers: %+v (%v), %d requests, want none", got, err, len(c.calls))
 	}
 }
 
-// TestServerToolsList: a tool list read is decoded on first use, each
-// tool's words beside it; one that cannot be read leaves the server its
-// words and no tools; one given decoded is kept as given.
-func TestServerToolsList(t *testing.T) {
-	st := &ServerTools{Words: "pdf to markdown convert a", list: json.RawMessage(`{"items": [{"name": "pdf_to_markdown", "description": "Convert a PDF."}]}`)}
-	list, words := st.List()
-	if len(list) != 1 || list[0].Name != "pdf_to_markdown" || !slices.Equal(words, []string{"pdf to markdown convert a pdf"}) || st.Words != "pdf to markdown convert a" {
-		t.Errorf("decoded: %+v, words %q: want its tool and the tool's words, its words kept", list, words)
+// TestToolHolds: what a server's word sets say each tool holds is what
+// its tool's own words hold (ListHolds), for terms held by one tool, by
+// both, by none, and stems; a server whose answer carried no word sets
+// (an index an older ingest wrote) says it cannot tell.
+func TestToolHolds(t *testing.T) {
+	list := []normalize.Tool{
+		{Name: "pdf_to_markdown", Title: "PDF to Markdown", Description: "Convert a PDF document into clean Markdown text."},
+		{Name: "markdown_lint", Description: "Check Markdown files for style problems."},
+		{Name: "ocr", Description: "Scan images; convert them to text."},
+		{Name: "!!!"},
 	}
-	if again, _ := st.List(); len(again) != 1 || &again[0] != &list[0] {
-		t.Errorf("a second List: %+v, want the list decoded once", again)
+	st := NewServerTools(list)
+	for _, terms := range [][]string{{"convert", "pdf", "markdown"}, {"markdowns"}, {"text", "image"}, {"weather"}, {"checks", "files", "problem"}, nil} {
+		counts, ok := st.ToolHolds(terms)
+		if !ok || len(counts) != len(list) {
+			t.Fatalf("%v: %v (%v), want a count for each of %d tools", terms, counts, ok, len(list))
+		}
+		for i, tool := range list {
+			if want := ListHolds(tool, terms); counts[i] != want {
+				t.Errorf("%v: tool %s holds %d by its word set, %d by its words", terms, tool.Name, counts[i], want)
+			}
+		}
 	}
-	bad := &ServerTools{Words: "ocr", list: json.RawMessage(`{"items": 3}`)}
-	if list, words := bad.List(); bad.Words != "ocr" || list != nil || len(words) != 0 {
-		t.Errorf("a list that cannot be read: %+v, %q, want its words and no tools", list, words)
+	if counts, _ := st.ToolHolds([]string{"convert", "markdown"}); !slices.Equal(counts, []int{2, 1, 1, 0}) {
+		t.Errorf("convert markdown: %v, want [2 1 1 0] (the test shows nothing otherwise)", counts)
 	}
-	given := NewServerTools("ocr scan", []normalize.Tool{{Name: "ocr", Description: "Scan."}})
-	if list, words := given.List(); len(list) != 1 || !slices.Equal(words, []string{"ocr scan"}) {
-		t.Errorf("NewServerTools: %+v, %q, want its tool and the tool's words", list, words)
+	if _, ok := (&ServerTools{Words: "pdf"}).ToolHolds([]string{"pdf"}); ok {
+		t.Error("no word sets: ToolHolds says it can tell")
+	}
+	if !reflect.DeepEqual(st.Tools(), list) || (&ServerTools{}).Tools() != nil {
+		t.Error("Tools: want the list NewServerTools was given, and none read from a tools answer")
 	}
 }
 
@@ -330,7 +328,7 @@ func TestHoldsTerm(t *testing.T) {
 func TestToolQueriesWholeWords(t *testing.T) {
 	srv, index, tools := newToolIndex(t)
 	joined := &normalize.ToolSet{Items: []normalize.Tool{{Name: "weatherforecast"}}}
-	docs := []toolDoc{{"c", "urn:ai:c.test:agent:joined", "agent", normalize.ToolWords(joined), joined}}
+	docs := []toolDoc{{ID: "c", Identifier: "urn:ai:c.test:agent:joined", Type: "agent", ToolWords: normalize.ToolWords(joined), Tools: joined}}
 	task, err := srv.Client.Index(tools).AddDocuments(docs, nil)
 	if err != nil {
 		t.Fatal(err)

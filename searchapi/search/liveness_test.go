@@ -45,7 +45,10 @@ func TestOrderByLiveness(t *testing.T) {
 
 // TestMatchTools: a server's tools holding half of the request's words
 // or more are named, best first; a plural matches its stem; a server the
-// tools sub-queries did not find names none.
+// tools sub-queries did not find names none. The word sets name them
+// (planTools) as the list does: a list the word sets do not describe (a
+// tool document written since the tools answer), or a server whose answer
+// carried no word sets, has every tool asked.
 func TestMatchTools(t *testing.T) {
 	var ts normalize.ToolSet
 	err := json.Unmarshal([]byte(`{"source": "tools/list", "listed": 3, "items": [
@@ -55,18 +58,39 @@ func TestMatchTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := hybrid.NewServerTools(normalize.ToolWords(&ts), ts.Items)
-	got := matchTools(tools, []string{"convert", "pdf", "markdown"})
+	tools := hybrid.NewServerTools(ts.Items)
+	got := matchOf(tools, tools.Tools(), []string{"convert", "pdf", "markdown"})
 	if len(got) != 1 || got[0].Name != "pdf_to_markdown" || got[0].Match != 1 {
 		t.Errorf("matchTools: %+v, want pdf_to_markdown alone with match 1 (markdown_lint holds one word of three)", got)
 	}
-	if got := matchTools(tools, []string{"markdowns"}); len(got) != 2 {
+	if got := matchOf(tools, tools.Tools(), []string{"markdowns"}); len(got) != 2 {
 		t.Errorf("a plural matches its stem: %+v, want the two markdown tools", got)
 	}
-	if got := matchTools(tools, []string{"geocode", "address", "markdown"}); got != nil {
+	if got := matchOf(tools, tools.Tools(), []string{"geocode", "address", "markdown"}); got != nil {
 		t.Errorf("a server whose words hold a third of the request's: %+v, want none", got)
 	}
-	if got := matchTools(nil, []string{"pdf"}); got != nil {
+	if got := matchOf(nil, nil, []string{"pdf"}); got != nil {
 		t.Errorf("no tools: %+v", got)
 	}
+	if p, ok := planTools(tools, []string{"plain", "word", "geocode"}); !ok || !slices.Equal(p.cand, []int{0}) {
+		t.Errorf("plain word geocode: plan %+v (%v), want docx_to_text alone named by the word sets", p, ok)
+	}
+	// Written since: a tool added before the matching one, another list.
+	since := append([]normalize.Tool{{Name: "pdf_convert", Description: "Convert a PDF to Markdown."}}, ts.Items...)
+	if got := matchOf(tools, since, []string{"convert", "pdf", "markdown"}); len(got) != 2 || got[0].Name != "pdf_convert" || got[1].Name != "pdf_to_markdown" {
+		t.Errorf("a list the word sets do not describe: %+v, want its every tool asked (pdf_convert and pdf_to_markdown)", got)
+	}
+	older := &hybrid.ServerTools{Words: normalize.ToolWords(&ts)}
+	if got := matchOf(older, ts.Items, []string{"convert", "pdf", "markdown"}); len(got) != 1 || got[0].Name != "pdf_to_markdown" {
+		t.Errorf("no word sets: %+v, want pdf_to_markdown, from the list", got)
+	}
+}
+
+// matchOf is what matchTools names of a server st, its list read as list.
+func matchOf(st *hybrid.ServerTools, list []normalize.Tool, qterms []string) []MatchedTool {
+	p, ok := planTools(st, qterms)
+	if !ok {
+		return nil
+	}
+	return p.match(list, qterms)
 }

@@ -193,7 +193,6 @@ func (s *Engine) planOf(ctx context.Context, q *Query, p preparedQuery) hybrid.R
 		Filter:        s.filter(q).Filter(),
 		KeywordWeight: s.keywordWeight,
 		IDField:       normalize.FieldIdentifier,
-		NamesTools:    namesTools(normalize.Terms(q.Text)),
 	}
 	if len(q.PreferredTags) > 0 {
 		r.Prefer = &hybrid.Preference{Field: normalize.FieldTags, Values: q.PreferredTags, Weight: preferredWeight}
@@ -356,20 +355,32 @@ func (s *Engine) localSearch(ctx context.Context, q *Query, offset int) (localPa
 	}
 	crowdPool(rel.model, seq, poolScores, byID, func(p float64) bool { return rel.model.Keep(score.Percent(p), out.Best, cut) })
 	w.lap(StageRerank)
+	var shown, pct []int
 	for i := offset; i < end; i++ {
 		p := score.Percent(scoreAt(i))
-		d, ok := byID[seq[i].ID]
-		if !rel.model.Keep(p, out.Best, cut) || !ok {
-			continue // below the cut-off, or removed since the search
+		if _, ok := byID[seq[i].ID]; ok && rel.model.Keep(p, out.Best, cut) {
+			shown, pct = append(shown, i), append(pct, p) // else below the cut-off, or removed since the search
 		}
-		tools := matchTools(res.Tools[seq[i].ID], qt)
-		out.Hits = append(out.Hits, s.toHit(d, q, qt, tools, seq[i], p, vec, res.Preferred[seq[i].ID] || scale.Preferred[seq[i].ID], dead[seq[i].ID]))
+	}
+	tools := s.matchTools(ctx, q, qt, res.Tools, shownIDs(seq, shown))
+	for j, i := range shown {
+		id := seq[i].ID
+		out.Hits = append(out.Hits, s.toHit(byID[id], q, qt, tools[id], seq[i], pct[j], vec, res.Preferred[id] || scale.Preferred[id], dead[id]))
 	}
 	if n > offset+limit && rel.mayPass(poolScores, offset+limit, out.Best, cut) {
 		out.Next = offset + limit
 	}
 	w.lap(StageHits)
 	return out, nil
+}
+
+// shownIDs are the identifiers of the results of seq at places shown.
+func shownIDs(seq []query.Scored, shown []int) []string {
+	ids := make([]string, len(shown))
+	for j, i := range shown {
+		ids[j] = seq[i].ID
+	}
+	return ids
 }
 
 // sequence is the sequence every page of a search slices: the members of

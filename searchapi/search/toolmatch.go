@@ -2,6 +2,7 @@ package search
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/agentfinder/agentfinder/normalize"
@@ -33,46 +34,145 @@ const maxMatchedTools = 3
 // four-word request tools with two of them.
 const minToolMatch = 0.5
 
-// matchTools returns the tools of a result's server (st, as the tools
-// sub-queries read them; nil when they did not find it) that match the
-// request's informative words qterms, best first: at most
-// maxMatchedTools, each holding at least minToolMatch of the words; a
-// server namesTools refuses names none. A tool's words are among its
-// server's, so each tool is asked only for the terms its server's words
-// hold.
-func matchTools(st *hybrid.ServerTools, qterms []string) []MatchedTool {
+// toolPlan is what a result's server (st, as the tools sub-queries read
+// it) needs for its tools to be named: the request's informative words
+// its tool words hold (held), and the places of the tools that hold
+// enough of them (cand; every tool when its tools answer carried no word
+// sets: known false).
+type toolPlan struct {
+	st    *hybrid.ServerTools
+	held  []string
+	cand  []int
+	known bool
+}
+
+// planTools returns the toolPlan of a result's server st (nil when the
+// tools sub-queries did not find it) for the request's informative words
+// qterms; false when none of its tools can match them: a tool's words are
+// among its server's, so a server whose words hold less than minToolMatch
+// of qterms names none, and a tool whose word set holds less names none.
+func planTools(st *hybrid.ServerTools, qterms []string) (toolPlan, bool) {
 	if st == nil {
-		return nil
+		return toolPlan{}, false
 	}
 	held := heldTerms(st, qterms)
 	if !namesEnough(len(held), len(qterms)) {
-		return nil
+		return toolPlan{}, false
 	}
-	tools, words := st.List()
-	var out []MatchedTool
-	for i, t := range tools {
-		m := float64(toolHolds(words[i], held)) / float64(len(qterms))
-		if m < minToolMatch {
-			continue
+	p := toolPlan{st: st, held: held}
+	counts, known := st.ToolHolds(held)
+	if !known {
+		return p, true
+	}
+	p.known = true
+	for i, n := range counts {
+		if namesEnough(n, len(qterms)) {
+			p.cand = append(p.cand, i)
 		}
-		out = append(out, MatchedTool{Name: t.Name, Title: t.Title, Description: t.Description, Params: t.Params, Annotations: t.Annotations, Match: Round3(m)})
+	}
+	return p, len(p.cand) > 0
+}
+
+// match returns the tools of tools, the server's list, that match the
+// request's informative words qterms, best first: at most
+// maxMatchedTools, each holding at least minToolMatch of the words. It
+// asks the tools the word sets named (p.cand) when the list is the one
+// they describe (describes), else (a list written since the tools
+// answer, or one without word sets) every tool.
+func (p toolPlan) match(tools []normalize.Tool, qterms []string) []MatchedTool {
+	var out []MatchedTool
+	add := func(t normalize.Tool) {
+		n := hybrid.ListHolds(t, p.held)
+		if namesEnough(n, len(qterms)) {
+			m := float64(n) / float64(len(qterms))
+			out = append(out, MatchedTool{Name: t.Name, Title: t.Title, Description: t.Description, Params: t.Params, Annotations: t.Annotations, Match: Round3(m)})
+		}
+	}
+	if p.known && p.describes(tools) {
+		for _, i := range p.cand {
+			add(tools[i])
+		}
+	} else {
+		for _, t := range tools {
+			add(t)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b MatchedTool) int { return cmp.Compare(b.Match, a.Match) })
 	return out[:min(len(out), maxMatchedTools)]
 }
 
-// namesTools is the rule a server's tool words must meet for one of its
-// tools to match the request's informative words qterms: a tool's words
-// are among its server's, so a server whose words hold less than
-// minToolMatch of qterms names none (hybrid.Request.NamesTools).
-func namesTools(qterms []string) func(st *hybrid.ServerTools) bool {
-	return func(st *hybrid.ServerTools) bool {
-		return namesEnough(len(heldTerms(st, qterms)), len(qterms))
+// describes reports whether tools is the list p's word sets describe: as
+// many tools, and each tool they named holding as many of the words as
+// they said.
+func (p toolPlan) describes(tools []normalize.Tool) bool {
+	counts, _ := p.st.ToolHolds(p.held)
+	if len(counts) != len(tools) {
+		return false
 	}
+	for _, i := range p.cand {
+		if hybrid.ListHolds(tools[i], p.held) != counts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchTools returns, by identifier, the tools of the results ids that
+// match the request q's informative words qterms (toolPlan.match), their
+// servers' tools as the tools sub-queries read them in servers. The tool
+// lists of the servers whose word sets name a tool are read in one
+// request, under the search's filter (hybrid.ReadToolLists): most pages
+// have none, and read nothing. A failed read costs those results their
+// matched tools alone, and is logged.
+func (s *Engine) matchTools(ctx context.Context, q *Query, qterms []string, servers map[string]*hybrid.ServerTools, ids []string) map[string][]MatchedTool {
+	plans := map[string]toolPlan{}
+	var read []string
+	for _, id := range ids {
+		p, ok := planTools(servers[id], qterms)
+		if !ok {
+			continue
+		}
+		plans[id] = p
+		if p.st.Tools() == nil {
+			read = append(read, id)
+		}
+	}
+	if len(plans) == 0 {
+		return nil
+	}
+	lists, err := s.readLists(ctx, q, read)
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("reading the tool lists failed; answering without matched tools", "correlationId", s.correlationID(ctx), "err", err)
+	}
+	out := make(map[string][]MatchedTool, len(plans))
+	for id, p := range plans {
+		tools := p.st.Tools()
+		if tools == nil {
+			tools = lists[id]
+		}
+		if m := p.match(tools, qterms); len(m) > 0 {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// readLists reads the tool lists of the servers ids (identifiers) under
+// q's filter (none when ids is empty or the tools index is missing).
+func (s *Engine) readLists(ctx context.Context, q *Query, ids []string) (map[string][]normalize.Tool, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	uid := s.toolIndex(ctx)
+	if uid == "" {
+		return nil, nil
+	}
+	return hybrid.ReadToolLists(ctx, s.cfg.Meili, uid, normalize.FieldIdentifier, s.filter(q), ids)
 }
 
 // namesEnough reports whether held terms of a request's n informative
-// words are enough for a server's tools to name one (namesTools).
+// words are enough for a server's tools, or a tool, to name one
+// (planTools).
 func namesEnough(held, n int) bool {
 	return n > 0 && float64(held)/float64(n) >= minToolMatch
 }
@@ -87,16 +187,4 @@ func heldTerms(st *hybrid.ServerTools, terms []string) []string {
 		}
 	}
 	return out
-}
-
-// toolHolds is how many of terms a tool's words (one space apart) hold
-// (hybrid.HoldsTerm).
-func toolHolds(words string, terms []string) int {
-	n := 0
-	for _, t := range terms {
-		if hybrid.HoldsTerm(words, t) {
-			n++
-		}
-	}
-	return n
 }

@@ -14,10 +14,11 @@ import (
 // The tools index (normalize.ToolsIndex) beside the engine's index holds
 // the words of the records' tools, searched by each search's tools
 // sub-queries (searchapi/hybrid: a request of their own, sent at the same
-// time as the records'), which also read back the tool words and tool
-// lists of the servers it finds: the words count towards how much of the
-// request a server covers, and the lists name a result's matching tools
-// (matchTools), decoded while the records' search runs. ingest creates
+// time as the records'), which also read back the tool words and the
+// tools' word sets of the servers it finds: the words count towards how
+// much of the request a server covers, and the word sets tell which tools
+// match it; the tool lists of the page's results with a matching tool are
+// read after the ranking, to name them (matchTools). ingest creates
 // it; an index written before it existed, or by hand without it, has none
 // until ingest runs on it, and the engine then searches without tools
 // instead of failing; a tools search that fails costs the search its
