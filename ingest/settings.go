@@ -85,7 +85,8 @@ func settingsMatch(cur, want *meilisearch.Settings) bool {
 	if !slices.Equal(cur.RankingRules, want.RankingRules) ||
 		!slices.Equal(cur.SearchableAttributes, want.SearchableAttributes) ||
 		!sameSet(cur.FilterableAttributes, want.FilterableAttributes) ||
-		!sameSet(cur.SortableAttributes, want.SortableAttributes) {
+		!sameSet(cur.SortableAttributes, want.SortableAttributes) ||
+		want.DisplayedAttributes != nil && !sameSet(cur.DisplayedAttributes, want.DisplayedAttributes) {
 		return false
 	}
 	if cur.ProximityPrecision != want.ProximityPrecision || cur.FacetSearch != want.FacetSearch {

@@ -45,13 +45,17 @@ var toolRankingRules = []string{"words"}
 // ToolsIndexSettings are the tools index's settings: its own searchable
 // attribute and ranking rules, no typo tolerance or prefix search, the
 // records index's filterable attributes (a search's filter is the same for
-// both), no embedder. Benchmarks that build a tools index by hand apply them.
+// both), the members searches retrieve alone displayed
+// (normalize.ToolDisplayedFields: the tool lists are read by the documents
+// route), no embedder. Benchmarks that build a tools index by hand apply
+// them.
 func ToolsIndexSettings() *meilisearch.Settings {
 	tt := typoTolerance
 	tt.Enabled = false
 	return &meilisearch.Settings{
 		RankingRules:         slices.Clone(toolRankingRules),
 		SearchableAttributes: normalize.ToolSearchableFields(),
+		DisplayedAttributes:  normalize.ToolDisplayedFields(),
 		FilterableAttributes: normalize.FilterableFields(),
 		SortableAttributes:   []string{},
 		TypoTolerance:        &tt,

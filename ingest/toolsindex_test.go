@@ -461,3 +461,53 @@ func TestToolsIndexWriteFailureRepaired(t *testing.T) {
 		t.Errorf("repaired tool document's list %v, want [ocr]", got)
 	}
 }
+
+// TestToolsIndexDisplaysNoLists: the tools index displays the members a
+// search retrieves alone (normalize.ToolDisplayedFields): a search of it
+// reads no tool list, the documents route reads the list whole; a tools
+// index an older ingest set up displaying every member is brought in step
+// at start.
+func TestToolsIndexDisplaysNoLists(t *testing.T) {
+	e := newEnv(t, Config{})
+	const origin = "https://shown.test/.well-known/ai-catalog.json"
+	a := "urn:air:shown.test:agent:a"
+	e.sync(withTools(catalog(t, origin, manifest(entry(a, "A", "first", "2026-01-01"))), a, "ocr"))
+	tools := e.client.Index(normalize.ToolsIndex(e.index))
+	check := func(when string) {
+		t.Helper()
+		s, err := tools.GetSettingsWithContext(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := slices.Sorted(slices.Values(s.DisplayedAttributes)), slices.Sorted(slices.Values(normalize.ToolDisplayedFields()))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the tools index displays %v, want %v", when, got, want)
+		}
+		res, err := tools.SearchWithContext(t.Context(), "ocr", &meilisearch.SearchRequest{AttributesToRetrieve: []string{normalize.FieldIdentifier, normalize.FieldTools}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 1 || string(res.Hits[0][normalize.FieldIdentifier]) != `"`+a+`"` || res.Hits[0][normalize.FieldTools] != nil {
+			t.Errorf("%s: a search of the tools index retrieved %s, want %s without its tool list", when, res.Hits, a)
+		}
+		if names := toolNames(e.toolDocOf(a)); !slices.Equal(names, []string{"ocr"}) {
+			t.Errorf("%s: the documents route reads the tool list %v, want [ocr]", when, names)
+		}
+	}
+	check("after the first start")
+
+	task, err := tools.UpdateDisplayedAttributesWithContext(t.Context(), &[]string{"*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := meilitest.Wait(e.client, task.TaskUID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.ix.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.open(Config{})
+	check("after a start on a tools index displaying every member")
+}

@@ -45,6 +45,19 @@ func ToolWords(ts *ToolSet) string {
 	return words
 }
 
+// ToolDisplayedFields are the members of a tool document a search of the
+// tools index retrieves, and the only ones it can (the index's displayed
+// attributes, ingest's ToolsIndexSettings): the identifier a tool hit is
+// joined on, its ToolWords and ToolWordSets, and the tags a preference
+// boosts. Meilisearch turns every displayed member of each hit into JSON,
+// whatever the search retrieves, and the tool lists are most of a tool
+// document: they are read by the documents route (by id or filter, under
+// the caller's access), which the displayed attributes do not limit. A
+// member a search is to retrieve from the tools index must be added here.
+func ToolDisplayedFields() []string {
+	return []string{FieldIdentifier, FieldToolWords, FieldToolWordSets, FieldTags}
+}
+
 // FieldToolDocVersion is the tools index's member telling which
 // ToolDocVersion wrote a tool document (absent: 1, before the documents
 // carried the tool lists).

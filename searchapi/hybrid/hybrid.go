@@ -28,9 +28,12 @@ import (
 )
 
 // Client is the part of a meilisearch-go client Search and Fetch use; the
-// client from ingest/meili.New satisfies it.
+// client from ingest/meili.New satisfies it. Every search and fetch is a
+// multi-search; Index reads tool lists by the documents route
+// (ReadToolLists).
 type Client interface {
 	MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error)
+	Index(uid string) meilisearch.IndexManager
 }
 
 // Request is one search.

@@ -256,6 +256,8 @@ type countingClient struct {
 	queries int
 }
 
+func (c *countingClient) Index(uid string) meilisearch.IndexManager { return c.c.Index(uid) }
+
 func (c *countingClient) MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error) {
 	c.n++
 	c.queries += len(q.Queries)

@@ -148,21 +148,22 @@ func readTools(results []meilisearch.SearchResponse, idField string) [][]*Server
 // (the search's filter: the caller's access and the request's filters
 // apply to the lists as to the words), decoded, by id (a server's first
 // document; none when ids is empty). A list that cannot be read is left
-// out.
+// out. It reads them by the documents route: a search of the tools index
+// retrieves no tool list (normalize.ToolDisplayedFields).
 func ReadToolLists(ctx context.Context, c Client, uid, idField string, f filter.Expr, ids []string) (map[string][]normalize.Tool, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	q := &meilisearch.SearchRequest{
-		IndexUID: uid, Filter: filter.And(filter.In(idField, ids), f).Filter(), Limit: int64(len(ids)),
-		AttributesToRetrieve: []string{idField, normalize.FieldTools},
-	}
-	answers, err := multiSearch(ctx, c, []*meilisearch.SearchRequest{q})
+	var docs meilisearch.DocumentsResult
+	err := c.Index(uid).GetDocumentsWithContext(ctx, &meilisearch.DocumentsQuery{
+		Filter: filter.And(filter.In(idField, ids), f).Filter(), Limit: int64(len(ids)),
+		Fields: []string{idField, normalize.FieldTools},
+	}, &docs)
 	if err != nil {
 		return nil, fmt.Errorf("tool lists: %w", err)
 	}
 	out := make(map[string][]normalize.Tool, len(ids))
-	for _, h := range answers[0].Hits {
+	for _, h := range docs.Results {
 		id, _ := String(h[idField])
 		if _, ok := out[id]; ok {
 			continue

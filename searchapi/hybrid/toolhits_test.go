@@ -42,6 +42,8 @@ func newToolIndex(t *testing.T) (*meilitest.Server, string, string) {
 		SearchableAttributes: []string{normalize.FieldToolWords},
 		FilterableAttributes: []string{"identifier", "type"},
 		RankingRules:         []string{"words"},
+		// As ingest's: no search of it retrieves a tool list.
+		DisplayedAttributes: normalize.ToolDisplayedFields(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +79,15 @@ type toolsClient struct {
 	mu       sync.Mutex
 	calls    [][]string
 	canceled bool
+}
+
+// Index passes document reads to c, recording the index as
+// "documents:" and its uid.
+func (c *toolsClient) Index(uid string) meilisearch.IndexManager {
+	c.mu.Lock()
+	c.calls = append(c.calls, []string{"documents:" + uid})
+	c.mu.Unlock()
+	return c.c.Index(uid)
 }
 
 func (c *toolsClient) MultiSearchWithContext(ctx context.Context, q *meilisearch.MultiSearchRequest) (*meilisearch.MultiSearchResponse, error) {
@@ -226,8 +237,9 @@ func TestToolsCanceledWithSearch(t *testing.T) {
 }
 
 // TestReadToolLists: the tool lists of the servers asked for are read in
-// one request, decoded, under the filter given (a server it refuses is
-// not read), and none when none is asked for.
+// one request, by the documents route (the tools index, as ingest's,
+// displays no list to searches), decoded, under the filter given (a
+// server it refuses is not read), and none when none is asked for.
 func TestReadToolLists(t *testing.T) {
 	srv, _, tools := newToolIndex(t)
 	ctx := context.Background()
@@ -239,6 +251,9 @@ func TestReadToolLists(t *testing.T) {
 	}
 	if len(got) != 1 || len(got[weather]) != 2 || got[weather][0].Name != "geocode" || got[weather][1].Name != "forecast" {
 		t.Errorf("lists %+v, want the weather agent's two tools", got)
+	}
+	if want := [][]string{{"documents:" + tools}}; !reflect.DeepEqual(c.calls, want) {
+		t.Errorf("requests %v, want %v (one read by the documents route)", c.calls, want)
 	}
 	if got, err := ReadToolLists(ctx, c, tools, "identifier", filter.Eq("type", "mcp"), []string{weather}); err != nil || len(got) != 0 {
 		t.Errorf("under a filter refusing it: %+v (%v), want none", got, err)
