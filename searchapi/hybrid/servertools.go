@@ -28,8 +28,6 @@ type ServerTools struct {
 	// sets is its tools' word sets as the tools index holds them
 	// (normalize.FieldToolWordSets; "": an index an older ingest wrote).
 	sets string
-	// tools is its tool list when known without a read (NewServerTools).
-	tools []normalize.Tool
 
 	heldMu sync.Mutex
 	held   map[string]bool // HoldsTerm(Words, term), by the terms asked
@@ -101,10 +99,6 @@ func termPositions(words string, terms []string) [][]int {
 	}
 	return out
 }
-
-// Tools returns the server's tool list when it is known without a read
-// (NewServerTools), else nil.
-func (st *ServerTools) Tools() []normalize.Tool { return st.tools }
 
 // ListHolds returns how many of terms the words of tool t hold (HoldsTerm
 // of normalize.WordText of its normalize.ToolText): what ToolHolds reads
@@ -189,10 +183,10 @@ func decodeTools(raw json.RawMessage) ([]normalize.Tool, bool) {
 	return ts.Items, true
 }
 
-// NewServerTools prepares a server's tools for matching, as the tools
-// index holds them (its words and word sets, normalize.ToolWordsAndSets),
-// its list known.
+// NewServerTools prepares a server's tools for matching as a tools
+// answer gives them: the words and word sets the tools index holds of
+// them (normalize.ToolWordsAndSets).
 func NewServerTools(tools []normalize.Tool) *ServerTools {
 	words, sets := normalize.ToolWordsAndSets(&normalize.ToolSet{Items: tools})
-	return &ServerTools{Words: words, sets: sets, tools: tools}
+	return &ServerTools{Words: words, sets: sets}
 }

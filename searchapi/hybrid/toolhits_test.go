@@ -293,8 +293,8 @@ func TestToolHolds(t *testing.T) {
 	if _, ok := (&ServerTools{Words: "pdf"}).ToolHolds([]string{"pdf"}); ok {
 		t.Error("no word sets: ToolHolds says it can tell")
 	}
-	if !reflect.DeepEqual(st.Tools(), list) || (&ServerTools{}).Tools() != nil {
-		t.Error("Tools: want the list NewServerTools was given, and none read from a tools answer")
+	if words, sets := normalize.ToolWordsAndSets(&normalize.ToolSet{Items: list}); st.Words != words || st.sets != sets {
+		t.Error("NewServerTools: want the words and word sets the tools index holds of the list")
 	}
 }
 

@@ -59,14 +59,14 @@ func TestMatchTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := hybrid.NewServerTools(ts.Items)
-	got := matchOf(tools, tools.Tools(), []string{"convert", "pdf", "markdown"})
+	got := matchOf(tools, ts.Items, []string{"convert", "pdf", "markdown"})
 	if len(got) != 1 || got[0].Name != "pdf_to_markdown" || got[0].Match != 1 {
 		t.Errorf("matchTools: %+v, want pdf_to_markdown alone with match 1 (markdown_lint holds one word of three)", got)
 	}
-	if got := matchOf(tools, tools.Tools(), []string{"markdowns"}); len(got) != 2 {
+	if got := matchOf(tools, ts.Items, []string{"markdowns"}); len(got) != 2 {
 		t.Errorf("a plural matches its stem: %+v, want the two markdown tools", got)
 	}
-	if got := matchOf(tools, tools.Tools(), []string{"geocode", "address", "markdown"}); got != nil {
+	if got := matchOf(tools, ts.Items, []string{"geocode", "address", "markdown"}); got != nil {
 		t.Errorf("a server whose words hold a third of the request's: %+v, want none", got)
 	}
 	if got := matchOf(nil, nil, []string{"pdf"}); got != nil {

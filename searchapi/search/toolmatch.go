@@ -34,16 +34,16 @@ const maxMatchedTools = 3
 // four-word request tools with two of them.
 const minToolMatch = 0.5
 
-// toolPlan is what a result's server (st, as the tools sub-queries read
-// it) needs for its tools to be named: the request's informative words
-// its tool words hold (held), and the places of the tools that hold
-// enough of them (cand; every tool when its tools answer carried no word
-// sets: known false).
+// toolPlan is what a result's server needs for its tools to be named:
+// the request's informative words its tool words hold (held) and, when its
+// tools answer carried word sets (known), how many of them each tool holds
+// by those sets (counts) and the places of the tools holding enough (cand).
+// Without word sets every tool is asked.
 type toolPlan struct {
-	st    *hybrid.ServerTools
-	held  []string
-	cand  []int
-	known bool
+	held   []string
+	counts []int
+	cand   []int
+	known  bool
 }
 
 // planTools returns the toolPlan of a result's server st (nil when the
@@ -59,13 +59,12 @@ func planTools(st *hybrid.ServerTools, qterms []string) (toolPlan, bool) {
 	if !namesEnough(len(held), len(qterms)) {
 		return toolPlan{}, false
 	}
-	p := toolPlan{st: st, held: held}
-	counts, known := st.ToolHolds(held)
-	if !known {
+	p := toolPlan{held: held}
+	p.counts, p.known = st.ToolHolds(held)
+	if !p.known {
 		return p, true
 	}
-	p.known = true
-	for i, n := range counts {
+	for i, n := range p.counts {
 		if namesEnough(n, len(qterms)) {
 			p.cand = append(p.cand, i)
 		}
@@ -76,45 +75,47 @@ func planTools(st *hybrid.ServerTools, qterms []string) (toolPlan, bool) {
 // match returns the tools of tools, the server's list, that match the
 // request's informative words qterms, best first: at most
 // maxMatchedTools, each holding at least minToolMatch of the words. It
-// asks the tools the word sets named (p.cand) when the list is the one
-// they describe (describes), else (a list written since the tools
+// asks the tools the word sets named (p.cand), each once, when the list
+// is the one they describe (as many tools, each named one holding as many
+// of the words as its set said); else (a list written since the tools
 // answer, or one without word sets) every tool.
 func (p toolPlan) match(tools []normalize.Tool, qterms []string) []MatchedTool {
+	named, ok := p.namedHolds(tools)
 	var out []MatchedTool
-	add := func(t normalize.Tool) {
-		n := hybrid.ListHolds(t, p.held)
+	add := func(t normalize.Tool, n int) {
 		if namesEnough(n, len(qterms)) {
 			m := float64(n) / float64(len(qterms))
 			out = append(out, MatchedTool{Name: t.Name, Title: t.Title, Description: t.Description, Params: t.Params, Annotations: t.Annotations, Match: Round3(m)})
 		}
 	}
-	if p.known && p.describes(tools) {
-		for _, i := range p.cand {
-			add(tools[i])
+	if ok {
+		for k, i := range p.cand {
+			add(tools[i], named[k])
 		}
 	} else {
 		for _, t := range tools {
-			add(t)
+			add(t, hybrid.ListHolds(t, p.held))
 		}
 	}
 	slices.SortStableFunc(out, func(a, b MatchedTool) int { return cmp.Compare(b.Match, a.Match) })
 	return out[:min(len(out), maxMatchedTools)]
 }
 
-// describes reports whether tools is the list p's word sets describe: as
-// many tools, and each tool they named holding as many of the words as
-// they said.
-func (p toolPlan) describes(tools []normalize.Tool) bool {
-	counts, _ := p.st.ToolHolds(p.held)
-	if len(counts) != len(tools) {
-		return false
+// namedHolds returns how many of the held words each tool the word sets
+// named (p.cand) holds by its own words (hybrid.ListHolds), and whether
+// tools is the list the sets describe: as many tools, and each named one
+// holding what its set said.
+func (p toolPlan) namedHolds(tools []normalize.Tool) ([]int, bool) {
+	if !p.known || len(p.counts) != len(tools) {
+		return nil, false
 	}
-	for _, i := range p.cand {
-		if hybrid.ListHolds(tools[i], p.held) != counts[i] {
-			return false
+	named := make([]int, len(p.cand))
+	for k, i := range p.cand {
+		if named[k] = hybrid.ListHolds(tools[i], p.held); named[k] != p.counts[i] {
+			return nil, false
 		}
 	}
-	return true
+	return named, true
 }
 
 // matchTools returns, by identifier, the tools of the results ids that
@@ -128,12 +129,8 @@ func (s *Engine) matchTools(ctx context.Context, q *Query, qterms []string, serv
 	plans := map[string]toolPlan{}
 	var read []string
 	for _, id := range ids {
-		p, ok := planTools(servers[id], qterms)
-		if !ok {
-			continue
-		}
-		plans[id] = p
-		if p.st.Tools() == nil {
+		if p, ok := planTools(servers[id], qterms); ok {
+			plans[id] = p
 			read = append(read, id)
 		}
 	}
@@ -146,11 +143,7 @@ func (s *Engine) matchTools(ctx context.Context, q *Query, qterms []string, serv
 	}
 	out := make(map[string][]MatchedTool, len(plans))
 	for id, p := range plans {
-		tools := p.st.Tools()
-		if tools == nil {
-			tools = lists[id]
-		}
-		if m := p.match(tools, qterms); len(m) > 0 {
+		if m := p.match(lists[id], qterms); len(m) > 0 {
 			out[id] = m
 		}
 	}
