@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -143,15 +144,7 @@ func closestTen(q []float32, vecs [][][]float32, ids []string, keep func(int) bo
 		}
 		cs = append(cs, cand{ids[i], best})
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		switch {
-		case a.s > b.s:
-			return -1
-		case a.s < b.s:
-			return 1
-		}
-		return strings.Compare(a.id, b.id)
-	})
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(b.s, a.s), strings.Compare(a.id, b.id)) })
 	var out []string
 	for _, c := range cs[:min(10, len(cs))] {
 		out = append(out, c.id)
