@@ -2,7 +2,9 @@ package score
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -51,14 +53,42 @@ func (a *answers) String() string {
 // cut-off cut (0: every result): the results of m's order that Keep
 // admits, crowded by provider (Model.Crowd), the first 10.
 func answer(m *Model, q *fitQuery, cut int) []int {
+	kept := shown(m, q, cut, nil)
+	return kept[:min(10, len(kept))]
+}
+
+// laterRule is a change to how later results are scored or shown that
+// TestLaterEvidence measures (nil: as served). The first result (the
+// ranker's best) is never touched.
+type laterRule struct {
+	// penalty, when set, is taken from later result i's utility before its
+	// score and order (Model.Rank's later utility).
+	penalty func(q *fitQuery, rk *Ranking, i int) float64
+	// share, when set, is added to the share of the best (Model.Share) a
+	// later result i needs to be shown, capped at 1.
+	share func(q *fitQuery, rk *Ranking, i int) float64
+}
+
+// shown is every result POST /search shows for q under m with the cut-off
+// cut, in its order (answer's, not cut to a page), with the later results
+// changed by lr.
+func shown(m *Model, q *fitQuery, cut int, lr *laterRule) []int {
 	rk := m.Rank(&q.req, q.pool)
+	if lr != nil && lr.penalty != nil {
+		lr.penalise(m, q, rk)
+	}
 	best := -1
 	for _, i := range rk.Order[:min(10, len(rk.Order))] {
 		best = max(best, Percent(rk.Scores[i]))
 	}
 	var kept []int
 	for _, i := range rk.Order {
-		if m.Keep(Percent(rk.Scores[i]), best, cut) {
+		pct := Percent(rk.Scores[i])
+		ok := m.Keep(pct, best, cut)
+		if ok && cut > 0 && lr != nil && lr.share != nil && i != rk.top {
+			ok = float64(pct) >= math.Min(1, m.Share(best)+lr.share(q, rk, i))*float64(best)
+		}
+		if ok {
 			kept = append(kept, i)
 		}
 	}
@@ -73,7 +103,23 @@ func answer(m *Model, q *fitQuery, cut int) []int {
 		}
 		kept = crowded
 	}
-	return kept[:min(10, len(kept))]
+	return kept
+}
+
+// penalise takes lr's penalty from every later result's utility in rk and
+// scores and orders them again as Model.Rank does; the first keeps its
+// utility, so it stays first.
+func (lr *laterRule) penalise(m *Model, q *fitQuery, rk *Ranking) {
+	if len(rk.Order) == 0 {
+		return
+	}
+	for i := range rk.later {
+		if i != rk.top {
+			rk.later[i] -= lr.penalty(q, rk, i)
+			rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.later[i]))
+		}
+	}
+	sort.SliceStable(rk.Order, func(a, b int) bool { return rk.later[rk.Order[a]] > rk.later[rk.Order[b]] })
 }
 
 // TestFitWorlds cross-validates a model setting by request in both of make
