@@ -34,6 +34,8 @@ import (
 // cross-validated offline without Meilisearch. With
 // AGENTFINDER_DUMP_DISTRACTORS=1 the set is indexed with the realworld
 // distractors (relset.DistractorCatalogs, as make eval's distractor run).
+// AGENTFINDER_DUMP_QVEC names another query vector to write
+// (queryvector_eval_test.go).
 //
 //	AGENTFINDER_DUMP=/tmp/rel.json AGENTFINDER_MODEL_DIR=$PWD/.cache/model \
 //	  bash .ci/with-meilisearch.sh go test -count=1 -run TestRelevanceDump ./searchapi/search
@@ -63,14 +65,18 @@ func TestRelevanceDump(t *testing.T) {
 			sq := &Query{Text: q.Text, PageSize: 10}
 			var vec []float32
 			if mode == "hybrid" {
-				vec = rs.eng.queryVector(ctx, q.Text)
+				vec = dumpQueryVector(t, rs.eng, q.Text)
 			}
 			res, err := hybrid.Search(ctx, rs.eng.cfg.Meili, rs.eng.newPlan(ctx, sq, vec))
 			if err != nil {
 				t.Fatal(err)
 			}
 			q.Mode = mode
-			q.SmallTalk = rs.eng.smallTalk(vec)
+			talk := vec
+			if os.Getenv("QVEC_TALK_TYPED") == "1" && vec != nil {
+				talk = rs.eng.queryVector(ctx, q.Text) // the confidence's feature as served
+			}
+			q.SmallTalk = rs.eng.smallTalk(talk)
 			q.Terms, q.TermDocs, q.Total = res.Terms, res.TermDocs, res.Total
 			q.Hits = res.Hits // the first tier: the pool and what agreement counts places among
 			rs.dump.Queries = append(rs.dump.Queries, q)
