@@ -452,8 +452,16 @@ func TestServeE2E(t *testing.T) {
 	if got := e.search("platypus reminders"); !contains(got, "urn:ai:e2e-shop.test:agent:quokka-invoicer") {
 		t.Errorf("search for the edited text returned %v", got)
 	}
-	if sd := e.status()[e2eHost]; !sd.LastStart.After(changed) || sd.Outcome != scheduler.OutcomeOK {
-		t.Errorf("edit picked up without a scheduled run? %+v", sd.SeedState)
+	// The run that read the edit may have started just before it (its
+	// robots.txt fetched first, its catalog after the edit), and its records
+	// are searchable before the scheduler records its end: what shows a
+	// scheduled run picked the edit up is a run that finished after it.
+	e.waitFor("the scheduled run that read the edit to finish", 30*time.Second, func() (bool, string) {
+		sd := e.status()[e2eHost]
+		return sd.LastFinish.After(changed), fmt.Sprintf("%+v", sd.SeedState)
+	})
+	if sd := e.status()[e2eHost]; sd.Outcome != scheduler.OutcomeOK {
+		t.Errorf("the run that picked the edit up: %+v", sd.SeedState)
 	}
 
 	// A host that starts failing backs off and keeps its records.
