@@ -72,6 +72,10 @@ type fitQuery struct {
 	// providers holds each pool candidate's provider (providerOf; "" for
 	// none), for the crowding (Model.Crowd).
 	providers []string
+	// confPool, when set, is the pool the confidence's features are read
+	// from: the pool with a second vector's similarities
+	// (confvector_eval_test.go).
+	confPool []Candidate
 }
 
 func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
@@ -127,6 +131,7 @@ func loadFit(t *testing.T, path, mode string, pool, folds int) []fitQuery {
 		fq.fold = int(hf.Sum32() % uint32(folds))
 		out = append(out, fq)
 	}
+	attachConfVector(t, path, out)
 	return out
 }
 
@@ -267,13 +272,14 @@ func fitRanker(qs []*fitQuery, grid [numRank][]float64, lengthNorm float64) [num
 }
 
 // fitConfidence fits the logistic model of "the first result is right"
-// over the requests ranked by m's ranker; the bias is not penalised, the
-// features omit names keep a weight of 0.
-func fitConfidence(m *Model, qs []*fitQuery, lambda float64, label func(q *fitQuery, right bool) bool, omit ...int) [numConf]float64 {
+// over the requests ranked by m's ranker, with the gate's features (gate
+// true) or the confidence model's (confFeaturesOf); the bias is not
+// penalised, the features omit names keep a weight of 0.
+func fitConfidence(m *Model, qs []*fitQuery, lambda float64, gate bool, label func(q *fitQuery, right bool) bool, omit ...int) [numConf]float64 {
 	var xs [][numConf]float64
 	var ys []float64
 	for _, q := range qs {
-		x, right := confRow(m, q)
+		x, right := confRow(m, q, gate)
 		for _, k := range omit {
 			x[k] = 0
 		}
@@ -308,14 +314,14 @@ func fitConfidence(m *Model, qs []*fitQuery, lambda float64, label func(q *fitQu
 	return out
 }
 
-// confRow is the confidence features of q under m's ranker and whether its
-// first result is gold.
-func confRow(m *Model, q *fitQuery) ([numConf]float64, bool) {
+// confRow is the gate's (gate true) or the confidence model's features of
+// q under m's ranker and whether its first result is gold.
+func confRow(m *Model, q *fitQuery, gate bool) ([numConf]float64, bool) {
 	rk := m.Rank(&q.req, q.pool)
 	if len(rk.Order) == 0 {
 		return [numConf]float64{1}, false
 	}
-	return confidenceFeatures(&q.req, rk, q.pool, rk.feats), q.gold[rk.Order[0]]
+	return confFeaturesOf(q, rk, gate), q.gold[rk.Order[0]]
 }
 
 // solve solves h·x = g by Gaussian elimination with partial pivoting.
@@ -375,7 +381,7 @@ func evaluate(m *Model, qs []*fitQuery, cut int) evalFigures {
 	var e evalFigures
 	var offEmpty, negEmpty int
 	for _, q := range qs {
-		rk := m.Rank(&q.req, q.pool)
+		rk := rankQuery(m, q)
 		top := 0
 		if len(rk.Order) > 0 {
 			top = Percent(rk.Scores[rk.Order[0]])
@@ -480,10 +486,10 @@ func fit(qs []fitQuery, keep func(*fitQuery) bool, lambda, decay, lengthNorm flo
 		copy(m.Ranker[:], w)
 	}
 	omit := omitted()
-	m.Gate = fitConfidence(&m, conf, lambda, func(q *fitQuery, _ bool) bool { return q.kind != "negative" }, omit...)
+	m.Gate = fitConfidence(&m, conf, lambda, true, func(q *fitQuery, _ bool) bool { return q.kind != "negative" }, omit...)
 	// Small talk says whether there is a request at all, not which entry
 	// answers it: the gate's feature only.
-	m.Conf = fitConfidence(&m, dev, lambda, func(_ *fitQuery, right bool) bool { return right }, append(omit, cSmallTalk)...)
+	m.Conf = fitConfidence(&m, dev, lambda, false, func(_ *fitQuery, right bool) bool { return right }, append(omit, cSmallTalk)...)
 	return m
 }
 

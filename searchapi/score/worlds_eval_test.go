@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/agentfinder/agentfinder/fixtures/relevance"
 )
 
 // answers tallies make eval's figures of the answers to dev requests:
@@ -73,7 +75,7 @@ type laterRule struct {
 // cut, in its order (answer's, not cut to a page), with the later results
 // changed by lr.
 func shown(m *Model, q *fitQuery, cut int, lr *laterRule) []int {
-	rk := m.Rank(&q.req, q.pool)
+	rk := rankQuery(m, q)
 	if lr != nil && lr.penalty != nil {
 		lr.penalise(m, q, rk)
 	}
@@ -149,7 +151,10 @@ func (lr *laterRule) penalise(m *Model, q *fitQuery, rk *Ranking) {
 // times the log of its provider's document count (weighProviders) before
 // the pool is drawn. FIT_OMIT and
 // FIT_IMPUTE change the fit and the dumps' reading as for TestFit
-// (omitted, imputeSemantic).
+// (omitted, imputeSemantic). Each line also gives each world's first-result
+// AUC, the answers that keep the whole pool and the off-catalog requests
+// left empty (firsts); CONF_VEC reads the confidence's semantic features
+// from a second request vector (confvector_eval_test.go).
 //
 //	AGENTFINDER_SCORE_DUMP=/tmp/rel.json AGENTFINDER_SCORE_DUMP_DISTRACTORS=/tmp/reld.json \
 //	  FIT_LAMBDA=0.01 go test -count=1 -run TestFitWorlds -v ./searchapi/score
@@ -279,8 +284,50 @@ func (g *worldsGrid) inSample(qs, dq []fitQuery, how string, b float64) {
 }
 
 // worldAnswers tallies the held-out answers in both worlds, with the
-// cut-off rule and with minScore 0.
-type worldAnswers struct{ set, setAll, dis, disAll answers }
+// cut-off rule and with minScore 0, and how well the first result's score
+// tells a right first result from a wrong one (firsts) and the off-catalog
+// requests left empty at the cut-off, in each world.
+type worldAnswers struct {
+	set, setAll, dis, disAll answers
+	setFirst, disFirst       firsts
+}
+
+// firsts holds the first results' scores of dev requests, right and wrong,
+// how many dev answers keep every candidate of the pool (all), and how many
+// off-catalog requests were answered and left empty.
+type firsts struct {
+	right, wrong  []float64
+	all           int
+	off, offEmpty int
+}
+
+// add tallies q's answer under m at the cut-off cut.
+func (f *firsts) add(m *Model, q *fitQuery, cut int) {
+	switch q.kind {
+	case "dev":
+		rk := rankQuery(m, q)
+		if len(rk.Order) == 0 {
+			f.wrong = append(f.wrong, 0)
+		} else if top := float64(Percent(rk.Scores[rk.Order[0]])); q.gold[rk.Order[0]] {
+			f.right = append(f.right, top)
+		} else {
+			f.wrong = append(f.wrong, top)
+		}
+		if len(shown(m, q, cut, nil)) == len(q.pool) {
+			f.all++
+		}
+	case "offcatalog":
+		f.off++
+		if len(answer(m, q, cut)) == 0 {
+			f.offEmpty++
+		}
+	}
+}
+
+func (f *firsts) String() string {
+	return fmt.Sprintf("first-result AUC %.3f, answers keeping the whole pool %d, off-catalog empty %d of %d",
+		relevance.AUC(f.right, f.wrong), f.all, f.offEmpty, f.off)
+}
 
 // add answers the dev requests of fold k of qs (the set alone) and dq (with
 // distractors) under m.
@@ -288,9 +335,15 @@ func (w *worldAnswers) add(m *Model, qs, dq []fitQuery, k, cut int) {
 	for _, world := range []struct {
 		qs        []fitQuery
 		def, zero *answers
-	}{{qs, &w.set, &w.setAll}, {dq, &w.dis, &w.disAll}} {
+		first     *firsts
+	}{{qs, &w.set, &w.setAll, &w.setFirst}, {dq, &w.dis, &w.disAll, &w.disFirst}} {
 		for i := range world.qs {
-			if q := &world.qs[i]; q.fold == k && q.kind == "dev" {
+			q := &world.qs[i]
+			if q.fold != k {
+				continue
+			}
+			world.first.add(m, q, cut)
+			if q.kind == "dev" {
 				world.def.add(q, answer(m, q, cut))
 				world.zero.add(q, answer(m, q, 0))
 			}
@@ -299,7 +352,8 @@ func (w *worldAnswers) add(m *Model, qs, dq []fitQuery, k, cut int) {
 }
 
 func (w *worldAnswers) String() string {
-	return fmt.Sprintf("\n   set alone: %v | minScore 0: %v\n   distractors: %v | minScore 0: %v\n", &w.set, &w.setAll, &w.dis, &w.disAll)
+	return fmt.Sprintf("\n   set alone: %v | minScore 0: %v\n     %v\n   distractors: %v | minScore 0: %v\n     %v\n",
+		&w.set, &w.setAll, &w.setFirst, &w.dis, &w.disAll, &w.disFirst)
 }
 
 // envFloats reads a comma-separated list of numbers from the environment
