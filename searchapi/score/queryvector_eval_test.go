@@ -25,6 +25,9 @@ func TestServedFigures(t *testing.T) {
 		qs := loadFit(t, path, "hybrid", 30, 5)
 		m := Default
 		e := evaluate(&m, subset(qs, func(*fitQuery) bool { return true }), m.MinScore)
+		if e.nDev == 0 || e.nOff == 0 {
+			t.Fatalf("%s: %d dev and %d off-catalog requests: not a dump of TestRelevanceDump", path, e.nDev, e.nOff)
+		}
 		fmt.Printf("%s: AUC %.3f  off-catalog empty %d of %d  negatives empty %.3f  terse R@1 %.3f kept %.3f\n",
 			path, e.auc, int(e.offEmpty*float64(e.nOff)+0.5), e.nOff, e.negEmpty, e.terseR1, e.terseKept)
 	}
@@ -39,6 +42,14 @@ func TestCompareDumps(t *testing.T) {
 		t.Skip("set QVEC_A and QVEC_B")
 	}
 	a, b := loadFit(t, pa, "hybrid", 30, 5), loadFit(t, pb, "hybrid", 30, 5)
+	if len(a) != len(b) {
+		t.Fatalf("%s holds %d requests, %s %d: not the same world", pa, len(a), pb, len(b))
+	}
+	for i := range a {
+		if a[i].id != b[i].id || a[i].kind != b[i].kind {
+			t.Fatalf("request %d is %s (%s) in %s and %s (%s) in %s", i, a[i].id, a[i].kind, pa, b[i].id, b[i].kind, pb)
+		}
+	}
 	m := Default
 	place := func(q *fitQuery, cut int) (int, string) {
 		kept := answer(&m, q, cut)

@@ -292,8 +292,11 @@ func TestQueryVectorCost(t *testing.T) {
 		for k := range variants {
 			j := (k + i) % len(variants)
 			start := time.Now()
-			variantVector(t, e, q.Text, variants[j])
+			v := variantVector(t, e, q.Text, variants[j])
 			times[j] = append(times[j], ms(time.Since(start)))
+			if len(v) != m.Dimensions() {
+				t.Fatalf("%s of %q: a vector of %d, want %d: the time is not an embedding's", variants[j], q.Text, len(v), m.Dimensions())
+			}
 		}
 	}
 	base := p50(times[0])
@@ -319,6 +322,9 @@ func TestQuerySentences(t *testing.T) {
 		for _, q := range readDumpQueries(t, filepath.Join(dir, kind+".jsonl"), kind) {
 			e.queryVector(context.Background(), q.Text)
 			ss := requestSentences(t, e, q.Text)
+			if got, want := sentenceWords(ss), strings.Fields(q.Text); !slices.Equal(got, want) {
+				t.Errorf("the sentences of %q lose or add words: %q", q.Text, got)
+			}
 			if len(ss) < 2 {
 				continue
 			}
@@ -328,4 +334,13 @@ func TestQuerySentences(t *testing.T) {
 			fmt.Println()
 		}
 	}
+}
+
+// sentenceWords is the words of ss in order, as strings.Fields splits them.
+func sentenceWords(ss []requestSentence) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, strings.Fields(s.text)...)
+	}
+	return out
 }
