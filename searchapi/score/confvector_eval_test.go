@@ -106,9 +106,9 @@ func rankQuery(m *Model, q *fitQuery) *Ranking {
 		return rk
 	}
 	g, c := confFeaturesOf(q, rk, true), confFeaturesOf(q, rk, false)
-	rk.conf = sigmoid(dot(m.Gate[:], g[:])) * sigmoid(dot(m.Conf[:], c[:]))
+	rk.conf = m.confidence(g, c)
 	for i := range rk.Scores {
-		rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.later[i]))
+		rk.Scores[i] = m.scoreAt(rk, rk.later[i])
 	}
 	return rk
 }

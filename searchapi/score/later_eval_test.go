@@ -320,7 +320,7 @@ func topHubs(a *answers, n int) string {
 		if k > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %d", id[strings.LastIndex(id, ":")+1:], a.in[id])
+		fmt.Fprintf(&b, "%s %d", short(id), a.in[id])
 	}
 	return b.String()
 }

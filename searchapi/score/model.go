@@ -250,11 +250,26 @@ func (m *Model) Rank(r *Request, pool []Candidate) *Ranking {
 		return rk.later[i]
 	}
 	sort.SliceStable(rk.Order, func(a, b int) bool { return key(rk.Order[a]) > key(rk.Order[b]) })
-	rk.conf = sigmoid(dot(m.Gate[:], g[:])) * sigmoid(dot(m.Conf[:], g[:]))
+	rk.conf = m.confidence(g, g)
 	for i := range pool {
-		rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.later[i]))
+		rk.Scores[i] = m.scoreAt(rk, rk.later[i])
 	}
 	return rk
+}
+
+// confidence is the chance that a request's first result is right: the
+// gate's chance that the request is one the catalog can answer (over its
+// features g) times the chance the first result is right (over c; Rank
+// reads both from confidenceFeatures).
+func (m *Model) confidence(g, c [numConf]float64) float64 {
+	return sigmoid(dot(m.Gate[:], g[:])) * sigmoid(dot(m.Conf[:], c[:]))
+}
+
+// scoreAt is the score (0..1) of a result whose later utility is u in rk:
+// the first's confidence, falling with u's distance below the first's
+// utility (Decay).
+func (m *Model) scoreAt(rk *Ranking, u float64) float64 {
+	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
 }
 
 // laterUtility is the utility each candidate's score is measured by below
@@ -327,8 +342,7 @@ func (m *Model) Score(r *Request, rk *Ranking, c *Candidate) float64 {
 	w := wordsOf(c)
 	f := candidateFeatures(r, c, rk.idf, w)
 	f[rTextCover] /= lengthNorm(m.LengthNorm, w.count(), rk.meanWords)
-	u := math.Min(m.withAgreement(dot(m.Ranker[:], f[:]), rk.sides, c), rk.topUtility)
-	return rk.conf * math.Exp(-m.Decay*(rk.topUtility-u))
+	return m.scoreAt(rk, math.Min(m.withAgreement(dot(m.Ranker[:], f[:]), rk.sides, c), rk.topUtility))
 }
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }

@@ -118,7 +118,7 @@ func (lr *laterRule) penalise(m *Model, q *fitQuery, rk *Ranking) {
 	for i := range rk.later {
 		if i != rk.top {
 			rk.later[i] -= lr.penalty(q, rk, i)
-			rk.Scores[i] = rk.conf * math.Exp(-m.Decay*(rk.topUtility-rk.later[i]))
+			rk.Scores[i] = m.scoreAt(rk, rk.later[i])
 		}
 	}
 	sort.SliceStable(rk.Order, func(a, b int) bool { return rk.later[rk.Order[a]] > rk.later[rk.Order[b]] })

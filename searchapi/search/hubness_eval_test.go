@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,16 +242,11 @@ func meanVector(vs [][]float32) []float32 {
 			sum[k] += float64(x)
 		}
 	}
-	var norm float64
-	for _, x := range sum {
-		norm += x * x
-	}
-	norm = math.Sqrt(norm)
 	out := make([]float32, len(sum))
 	for k, x := range sum {
-		out[k] = float32(x / norm)
+		out[k] = float32(x)
 	}
-	return out
+	return unitVector(out)
 }
 
 // evalWorld is the relevance set and the realworld distractors, each
@@ -270,10 +264,7 @@ type evalWorld struct {
 // distractors, and embeds every document's entry text.
 func embedWorld(t *testing.T, dir string) evalWorld {
 	t.Helper()
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := evalModel(t)
 	set := relevanceCatalogs(t, dir)
 	extra, err := relset.DistractorCatalogs(filepath.Join("..", "..", "fixtures", "realworld"), time.Now())
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfinder/agentfinder/ingest/embed"
 	"github.com/agentfinder/agentfinder/searchapi/query"
 )
 
@@ -278,10 +277,7 @@ func TestQueryVectorCost(t *testing.T) {
 	if os.Getenv("AGENTFINDER_EVAL") != "1" {
 		t.Skip("set AGENTFINDER_EVAL=1")
 	}
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := evalModel(t)
 	m.SetCacheSize(0)
 	e := &Engine{cfg: Config{Embedder: m, QueryRewriter: query.Rewrite}}
 	e.queryVector(context.Background(), "warm up") // the small-talk phrases, once
@@ -312,10 +308,7 @@ func TestQuerySentences(t *testing.T) {
 	if os.Getenv("AGENTFINDER_EVAL") != "1" {
 		t.Skip("set AGENTFINDER_EVAL=1")
 	}
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := evalModel(t)
 	e := &Engine{cfg: Config{Embedder: m}}
 	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
 	for _, kind := range []string{"dev_queries", "offcatalog"} {

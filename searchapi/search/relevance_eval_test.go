@@ -169,10 +169,7 @@ type relevanceServer struct {
 func newRelevanceServer(t *testing.T, extra ...normalize.CatalogResult) *relevanceServer {
 	t.Helper()
 	rs := &relevanceServer{dir: envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance"), dump: relevanceDump{Docs: map[string]dumpDoc{}}}
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := evalModel(t)
 	ctx := context.Background()
 	rs.results = append(relevanceCatalogs(t, rs.dir), extra...)
 	ms := meilitest.Connect(t)
@@ -414,4 +411,15 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// evalModel loads the sentence-embedding model the eval tests embed with
+// (AGENTFINDER_MODEL_DIR, else the repository's .cache/model).
+func evalModel(t *testing.T) *embed.Model {
+	t.Helper()
+	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

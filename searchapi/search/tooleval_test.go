@@ -32,10 +32,7 @@ func TestToolEval(t *testing.T) {
 		t.Skip("set AGENTFINDER_TOOL_EVAL=1 (make eval does)")
 	}
 	dir := envOr("AGENTFINDER_RELEVANCE_DIR", "../../fixtures/relevance")
-	m, err := embed.Load(envOr("AGENTFINDER_MODEL_DIR", "../../.cache/model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := evalModel(t)
 	servers, serverOf := evalToolServers(relevanceCatalogs(t, dir))
 	qs := readDumpQueries(t, filepath.Join(dir, "dev_queries.jsonl"), "dev")
 	fmt.Printf("tool eval: %d servers holding %d tools, %d requests\n", len(servers), len(serverOf), len(qs))
